@@ -1,0 +1,1 @@
+"""Support code for repro's own tests and benchmarks (not a public API)."""

@@ -1,0 +1,30 @@
+"""Trivial study module used by the runner tests and ``benchmarks/runner_overhead.py``.
+
+Params: ``x`` (number), optional ``fail_reps`` (repetitions that raise), ``marker_dir`` (a folder
+where each executed trial drops a file, to count executions across processes).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from repro.trial import TrialContext, TrialOutput
+
+VERSION = "1"
+
+
+def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
+    if ctx.repetition in params.get("fail_reps", []):
+        raise RuntimeError(f"planned failure at repetition {ctx.repetition}")
+    if params.get("marker_dir"):
+        marker = Path(params["marker_dir"]) / f"{ctx.setting}-{ctx.repetition}-{os.getpid()}-{id(ctx)}"
+        marker.touch()
+    rng = ctx.rng
+    noise = float(rng.normal())
+    shared = float(ctx.shared_rng("split").uniform())
+    return TrialOutput(
+        records=[{"value": float(params.get("x", 0.0)) + noise, "shared": shared}],
+        tables={"draws": [{"k": k, "u": float(u)} for k, u in enumerate(rng.uniform(size=2))]},
+    )

@@ -1,0 +1,39 @@
+"""``repro list``: every registered result."""
+
+from __future__ import annotations
+
+import click
+
+from repro.cli._common import results_root
+from repro.spec import load_all
+
+
+def _seconds(s: float | None) -> str:
+    if s is None:
+        return "?"
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+@click.command("list")
+@click.option("--ids", is_flag=True, help="Print only the ids, one per line (for scripts).")
+def list_cmd(ids: bool) -> None:
+    """List every reproducible result: id, source, what it reproduces, datasets, runtime, results."""
+    specs = load_all()
+    if ids:
+        for spec_id in specs:
+            click.echo(spec_id)
+        return
+    root = results_root()
+    for spec in specs.values():
+        base = root / spec.id
+        have = sorted(d.name for d in base.iterdir() if (d / "run.json").exists()) if base.is_dir() else []
+        est = ", ".join(f"{name} {_seconds(p.est_seconds)}" for name, p in spec.profiles.items())
+        click.echo(click.style(spec.id, bold=True) + f"  [{spec.kind}]  results: {', '.join(have) or 'none'}")
+        click.echo(f"    {spec.document} — {spec.section}")
+        click.echo(f"    reproduces: {spec.reproduces}")
+        click.echo(f"    datasets: {', '.join(spec.datasets) or 'none'} · est. runtime: {est} · "
+                   f"variants: {', '.join(spec.variants)}")

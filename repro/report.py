@@ -1,0 +1,163 @@
+"""Paper-vs-ours tables and ``results/REPORT.md``, built only from saved results."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from repro.cache import atomic_write_text
+from repro.errors import NoResultsError
+from repro.results import ResultBundle, study_module
+from repro.spec import ExperimentSpec
+
+__all__ = ["comparison_rows", "find_bundles", "format_markdown", "format_text", "render_report",
+           "write_report", "verdict_counts"]
+
+_HEADER = ["method", "setting", "metric", "paper", "ours (mean ± std, n)", "diff", "tol", "within"]
+
+
+def _num(x: Any, digits: int = 4) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    if isinstance(x, (bool,)) or (isinstance(x, str)):
+        return str(x)
+    x = float(x)
+    if x != 0 and (abs(x) >= 1e5 or abs(x) < 1e-3):
+        return f"{x:.3g}"
+    return f"{x:.{digits}f}".rstrip("0").rstrip(".") if "." in f"{x:.{digits}f}" else f"{x:.{digits}f}"
+
+
+def _within(v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    return "yes" if (v is True or str(v).lower() == "true") else "NO"
+
+
+def comparison_rows(summary: pd.DataFrame, *, only_paper: bool = False) -> list[list[str]]:
+    """Rows of the paper-vs-ours table (strings), one per summary row."""
+    rows = []
+    for r in summary.itertuples(index=False):
+        has_paper = r.paper is not None and not (isinstance(r.paper, float) and math.isnan(r.paper))
+        if only_paper and not has_paper:
+            continue
+        ours = f"{_num(r.mean)} ± {_num(r.std)} (n={int(r.n)})"
+        rows.append([str(r.method) if isinstance(r.method, str) else "", str(r.setting) if isinstance(r.setting, str) else "",
+                     r.metric, _num(r.paper) if has_paper else "", ours,
+                     _num(r.diff) if has_paper else "", _num(r.tolerance) if has_paper else "", _within(r.within)])
+    return rows
+
+
+def format_markdown(rows: Sequence[Sequence[str]], header: Sequence[str] = _HEADER) -> str:
+    esc = [[c.replace("|", "\\|") for c in row] for row in rows]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in esc]
+    return "\n".join(lines)
+
+
+def format_text(rows: Sequence[Sequence[str]], header: Sequence[str] = _HEADER) -> str:
+    """Fixed-width table for the terminal."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*row) for row in rows]
+    return "\n".join(lines)
+
+
+def verdict_counts(summary: pd.DataFrame) -> tuple[int, int]:
+    """(number of rows within tolerance, number of rows with a paper value and a tolerance)."""
+    judged = summary[summary["within"].notna()] if "within" in summary else summary.iloc[0:0]
+    ok = int(judged["within"].astype(str).str.lower().eq("true").sum())
+    return ok, len(judged)
+
+
+def find_bundles(specs: Iterable[ExperimentSpec], out: Path) -> list[ResultBundle]:
+    """Every completed run (any profile or variant) of ``specs`` under ``out``."""
+    bundles = []
+    for spec in specs:
+        base = Path(out) / spec.id
+        if not base.is_dir():
+            continue
+        for d in sorted(base.iterdir()):
+            if d.is_dir() and not d.name.startswith(".") and (d / "run.json").exists():
+                bundles.append(ResultBundle.load(spec, d))
+    return bundles
+
+
+def render_bundle(bundle: ResultBundle, relative_to: Path) -> str:
+    spec, run = bundle.spec, bundle.run
+    ok, judged = verdict_counts(bundle.summary)
+    lines = [f"## {spec.id} — {spec.title}", ""]
+    lines += [f"- **Source:** {spec.document}, {spec.section} (spec: `{spec.spec}`)",
+              f"- **Reproduces:** {spec.reproduces}",
+              f"- **Run:** profile `{run.get('profile')}`, variant `{run.get('variant')}`, "
+              f"{run.get('seeds')} seed(s), {run.get('n_trials')} trials ({run.get('n_cached')} from cache), "
+              f"wall time {run.get('wall_seconds')} s, summed trial time {_num(run.get('trial_seconds_total'), 2)} s",
+              f"- **Verdict:** {ok} of {judged} paper comparisons within tolerance" if judged else
+              "- **Verdict:** no numeric paper values to compare (see the notes)",
+              f"- **Command:** `{run.get('command')}`",
+              f"- **Code:** repro {run.get('versions', {}).get('repro')}, git `{run.get('git_commit')}`",
+              "- **Software:** " + ", ".join(f"{k} {v}" for k, v in run.get("versions", {}).items()),
+              ]
+    if run.get("datasets_sha256"):
+        lines.append("- **Datasets (sha256):** " + ", ".join(
+            f"`{k}` {v[:12]}…" for k, v in run["datasets_sha256"].items()))
+    else:
+        lines.append("- **Datasets:** none")
+    lines.append("")
+    rows = comparison_rows(bundle.summary)
+    if rows:
+        lines += [format_markdown(rows), ""]
+    sources = bundle.summary.dropna(subset=["paper_source"]) if "paper_source" in bundle.summary else None
+    if sources is not None and not sources.empty:
+        lines.append("Paper values: " + "; ".join(sorted(set(sources["paper_source"].astype(str)))) + ".")
+        lines.append("")
+    module = study_module(spec)
+    hook = getattr(module, "report_markdown", None)
+    if hook is not None:
+        lines += [hook(bundle).strip(), ""]
+    if spec.notes.strip():
+        lines += ["**Notes.** " + spec.notes.strip(), ""]
+    figures = bundle.figures()
+    if figures:
+        lines.append("Figures: " + ", ".join(
+            f"[{p.stem}]({os.path.relpath(p, relative_to)}) ([pdf]({os.path.relpath(p.with_suffix('.pdf'), relative_to)}))"
+            for p in figures))
+        lines += [""] + [f"![{p.stem}]({os.path.relpath(p, relative_to)})" for p in figures] + [""]
+    return "\n".join(lines)
+
+
+def render_report(bundles: Sequence[ResultBundle], out: Path) -> str:
+    lines = ["# repro: reproduction report", "",
+             "Generated by `repro report` from saved results (nothing is recomputed). "
+             "Each table shows the paper's value beside ours (mean ± sample std over n seeds), "
+             "their difference and whether it lies within the declared tolerance.", "",
+             "| result | profile | variant | within tolerance | wall time (s) |", "|---|---|---|---|---|"]
+    for b in bundles:
+        ok, judged = verdict_counts(b.summary)
+        lines.append(f"| [{b.spec.id}](#{_anchor(b.spec)}) | {b.profile} | {b.variant} | "
+                     f"{f'{ok}/{judged}' if judged else 'n/a'} | {b.run.get('wall_seconds')} |")
+    lines.append("")
+    for b in bundles:
+        lines.append(render_bundle(b, out))
+    return "\n".join(lines)
+
+
+def _anchor(spec: ExperimentSpec) -> str:
+    text = f"{spec.id} — {spec.title}".lower()
+    return "".join(c for c in text.replace(" ", "-") if c.isalnum() or c in "-_")
+
+
+def write_report(specs: Sequence[ExperimentSpec], out: Path) -> Path:
+    """Write ``<out>/REPORT.md`` for every completed run of ``specs``; return its path."""
+    bundles = find_bundles(specs, out)
+    if not bundles:
+        raise NoResultsError(f"no completed results under {out} for "
+                             f"{', '.join(s.id for s in specs)}; run `repro run ID` first")
+    path = Path(out) / "REPORT.md"
+    atomic_write_text(path, render_report(bundles, Path(out)))
+    return path

@@ -1,0 +1,195 @@
+"""Results on disk: ``results/<id>/<profile>[-<variant>]/``.
+
+Files (columns documented in the README):
+
+- ``trials.csv``: one row per trial record (result_id, method, setting, repetition, the cell's
+  parameters, the metrics, seconds, cached).
+- ``summary.csv``: one row per (method, setting, metric) with the leading columns
+  ``result_id, method, setting, metric, n, mean, std, paper, diff, tolerance, within``.
+- ``tables/<name>.csv``: extra tables returned by trials (per-hypothesis tables, curves...).
+- figures as ``<stem>.png`` and ``<stem>.pdf``.
+- ``run.json``: command, config, versions, git commit, wall time, dataset sha256s, status.
+
+A run is written into a temporary sibling folder and moved into place only when complete, with
+``run.json`` written last, so an interrupted run never leaves a result that looks complete.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from repro import __version__
+from repro.cache import atomic_write_text
+from repro.errors import NoResultsError
+from repro.spec import ExperimentSpec
+
+__all__ = ["ResultBundle", "result_dir", "write_results", "software_versions", "git_commit"]
+
+_VERSIONED = ("numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "matplotlib", "dp-accounting",
+              "folktables", "joblib", "click")
+
+
+def result_dir(out: Path, experiment_id: str, profile: str, variant: str, default_variant: str) -> Path:
+    """``<out>/<id>/<profile>`` for the default variant, ``<out>/<id>/<profile>-<variant>`` otherwise."""
+    leaf = profile if variant == default_variant else f"{profile}-{variant}"
+    return Path(out) / experiment_id / leaf
+
+
+def software_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version(), "repro": __version__}
+    for name in _VERSIONED:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def git_commit() -> str | None:
+    """Commit of the checkout this package runs from (with ``+dirty`` if modified), or None."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                             timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return sha + ("+dirty" if dirty else "")
+
+
+@dataclass
+class ResultBundle:
+    """Saved results of one run, read back from disk (what plots and reports use)."""
+
+    spec: ExperimentSpec
+    directory: Path
+    trials: pd.DataFrame
+    summary: pd.DataFrame
+    run: dict[str, Any]
+    _tables: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+
+    @property
+    def profile(self) -> str:
+        return self.run.get("profile", "")
+
+    @property
+    def variant(self) -> str:
+        return self.run.get("variant", "")
+
+    def table(self, name: str) -> pd.DataFrame:
+        """The extra table ``tables/<name>.csv`` (loaded on first use)."""
+        if name not in self._tables:
+            path = self.directory / "tables" / f"{name}.csv"
+            if not path.exists():
+                raise NoResultsError(f"{self.spec.id}: no table {name!r} in {self.directory}")
+            self._tables[name] = pd.read_csv(path)
+        return self._tables[name]
+
+    def figures(self) -> list[Path]:
+        return sorted(self.directory.glob("*.png"))
+
+    @classmethod
+    def load(cls, spec: ExperimentSpec, directory: Path) -> ResultBundle:
+        """Read a completed run; raises NoResultsError naming the command that makes it."""
+        run_json = directory / "run.json"
+        if not run_json.exists():
+            raise NoResultsError(
+                f"no completed results for {spec.id!r} in {directory}; run `repro run {spec.id}` first"
+            )
+        run = json.loads(run_json.read_text())
+        trials = pd.read_csv(directory / "trials.csv")
+        summary = pd.read_csv(directory / "summary.csv")
+        return cls(spec, directory, trials, summary, run)
+
+
+def study_module(spec: ExperimentSpec) -> Any:
+    return importlib.import_module(spec.trial)
+
+
+def draw_figures(bundle: ResultBundle, outdir: Path) -> list[Path]:
+    """Call the study's ``plot`` on saved results (no-op if the study has no figures)."""
+    module = study_module(bundle.spec)
+    plot = getattr(module, "plot", None)
+    if plot is None:
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    try:
+        return list(plot(bundle, outdir))
+    finally:
+        plt.close("all")
+
+
+def write_results(outcome: Any, *, command: str, dataset_sha256: dict[str, str]) -> Path:
+    """Write a :class:`~repro.runner.RunOutcome` atomically and draw its figures; return the folder."""
+    spec: ExperimentSpec = outcome.spec
+    config = outcome.config
+    final = result_dir(config.out, spec.id, config.profile, outcome.variant, spec.default_variant)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.", suffix=".partial"))
+    try:
+        outcome.trials.to_csv(tmp / "trials.csv", index=False)
+        outcome.summary.to_csv(tmp / "summary.csv", index=False)
+        if outcome.tables:
+            (tmp / "tables").mkdir()
+            for name, frame in outcome.tables.items():
+                frame.to_csv(tmp / "tables" / f"{name}.csv", index=False)
+        run = {
+            "result_id": spec.id,
+            "title": spec.title,
+            "status": "complete",
+            "command": command,
+            "profile": config.profile,
+            "variant": outcome.variant,
+            "seeds": outcome.n_seeds,
+            "base_seed": spec.base_seed if config.base_seed is None else config.base_seed,
+            "jobs": config.jobs,
+            "backend": config.backend,
+            "overrides": {k: list(v) for k, v in config.overrides.items()},
+            "params": spec.fixed_params(config.profile, config.overrides),
+            "n_trials": outcome.n_trials,
+            "n_cached": outcome.n_cached,
+            "wall_seconds": round(outcome.wall_seconds, 3),
+            "trial_seconds_total": float(outcome.trials["seconds"].sum()) if not outcome.trials.empty else 0.0,
+            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "versions": software_versions(),
+            "git_commit": git_commit(),
+            "platform": f"{platform.system()} {platform.machine()}",
+            "argv": sys.argv,
+            "datasets_sha256": dataset_sha256,
+            "experiment_file": spec.path.name if spec.path else None,
+        }
+        # Figures are drawn from the files just written, exactly as `repro plot` does.
+        bundle = ResultBundle(spec, tmp, pd.read_csv(tmp / "trials.csv"), pd.read_csv(tmp / "summary.csv"), run)
+        figures = draw_figures(bundle, tmp)
+        run["figures"] = [p.name for p in figures]
+        atomic_write_text(tmp / "run.json", json.dumps(run, indent=2, default=str))
+        backup = None
+        if final.exists():
+            backup = final.with_name(f".{final.name}.old")
+            shutil.rmtree(backup, ignore_errors=True)
+            final.rename(backup)
+        tmp.rename(final)
+        if backup is not None:
+            shutil.rmtree(backup, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final

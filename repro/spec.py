@@ -1,0 +1,416 @@
+"""Experiment files: the schema, the loader and its validation.
+
+An experiment is one TOML file in ``experiments/`` describing one paper result: what it
+reproduces, the study module that runs its trials, the parameter grid, seeds per profile, the
+metrics with tolerances and the paper's reference values with provenance. The files hold no
+logic; this module is the only place that reads them, and every error names the file and key.
+
+TOML was chosen over data-only Python modules because a TOML file cannot execute code, so "no
+logic in experiment files" holds by construction, and because it is read with the standard
+library (``tomllib``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repro.errors import (
+    ExperimentFileError,
+    InvalidParameterError,
+    UnknownExperimentError,
+    UnknownVariantError,
+    suggest,
+)
+
+__all__ = [
+    "PROFILES",
+    "ExperimentSpec",
+    "Metric",
+    "Profile",
+    "Reference",
+    "experiments_dir",
+    "format_setting",
+    "load_experiment",
+    "load_all",
+    "get_experiment",
+    "validate_param",
+]
+
+PROFILES = ("smoke", "full")
+KINDS = ("table", "figure", "theorem-check", "calculator", "simulation")
+
+_TOP_KEYS = {
+    "id": str, "title": str, "document": str, "section": str, "spec": str, "reproduces": str,
+    "kind": str, "trial": str, "datasets": list, "variants": list, "variant_help": dict,
+    "base_seed": int, "notes": str, "params": dict, "grid": dict, "cells": list, "profiles": dict,
+    "metrics": list, "references": list,
+}
+_REQUIRED = ("id", "title", "document", "section", "spec", "reproduces", "kind", "trial", "profiles",
+             "metrics")
+_PROFILE_KEYS = {"seeds": int, "est_seconds": (int, float), "params": dict, "grid": dict, "cells": list}
+_METRIC_KEYS = {"name": str, "description": str, "tolerance": (int, float), "unit": str}
+_REF_KEYS = {"metric": str, "value": (int, float), "source": str, "method": str, "setting": dict,
+             "tolerance": (int, float)}
+
+
+def experiments_dir() -> Path:
+    """Folder of experiment files: ``$REPRO_EXPERIMENTS_DIR``, else ``experiments/`` of the checkout."""
+    env = os.environ.get("REPRO_EXPERIMENTS_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[1] / "experiments"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Seeds and overrides of one profile (``smoke`` for CI, ``full`` as in the paper)."""
+
+    name: str
+    seeds: int
+    est_seconds: float | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    grid: Mapping[str, list[Any]] | None = None
+    cells: list[Mapping[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A reported quantity; ``tolerance`` is the default allowed |ours − paper|."""
+
+    name: str
+    description: str
+    tolerance: float | None = None
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A paper value: ``value`` for ``metric`` at cells matching ``method`` and ``setting``."""
+
+    metric: str
+    value: float
+    source: str
+    method: str | None = None
+    setting: Mapping[str, Any] = field(default_factory=dict)
+    tolerance: float | None = None
+
+    def matches(self, method: str, params: Mapping[str, Any]) -> bool:
+        """True if this reference applies to a row with ``method`` and setting ``params``."""
+        if self.method is not None and self.method != method:
+            return False
+        return all(k in params and _same(params[k], v) for k, v in self.setting.items())
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-15)
+    return str(a) == str(b)
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """One paper result, as declared by its experiment file."""
+
+    id: str
+    title: str
+    document: str
+    section: str
+    spec: str
+    reproduces: str
+    kind: str
+    trial: str
+    profiles: Mapping[str, Profile]
+    metrics: tuple[Metric, ...]
+    datasets: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ("paper",)
+    variant_help: Mapping[str, str] = field(default_factory=dict)
+    base_seed: int = 0
+    notes: str = ""
+    params: Mapping[str, Any] = field(default_factory=dict)
+    grid: Mapping[str, list[Any]] | None = None
+    cells: tuple[Mapping[str, Any], ...] | None = None
+    references: tuple[Reference, ...] = ()
+    path: Path | None = None
+
+    @property
+    def default_variant(self) -> str:
+        return self.variants[0]
+
+    @property
+    def metric_names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.metrics)
+
+    def metric(self, name: str) -> Metric:
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        raise KeyError(name)
+
+    def profile(self, name: str) -> Profile:
+        if name not in self.profiles:
+            raise InvalidParameterError(
+                f"experiment {self.id!r} has no profile {name!r}; valid: {', '.join(self.profiles)}"
+            )
+        return self.profiles[name]
+
+    def check_variant(self, variant: str | None) -> str:
+        """Return the variant to use (default if None) or raise listing the valid ones."""
+        if variant is None:
+            return self.default_variant
+        if variant not in self.variants:
+            raise UnknownVariantError(
+                f"experiment {self.id!r} has no variant {variant!r}; valid: {', '.join(self.variants)} "
+                f"(default {self.default_variant!r})"
+            )
+        return variant
+
+    def expand_cells(self, profile: str, overrides: Mapping[str, list[Any]] | None = None
+                     ) -> list[dict[str, Any]]:
+        """The grid cells of ``profile``: explicit ``cells`` or the product of ``grid`` lists.
+
+        ``overrides`` (from ``--set key=v1,v2``) replace the values of grid axes or fixed params.
+        """
+        prof = self.profile(profile)
+        cells: list[dict[str, Any]]
+        if prof.cells is not None or (prof.grid is None and self.cells is not None):
+            cells = [dict(c) for c in (prof.cells if prof.cells is not None else self.cells or ())]
+        else:
+            grid = dict(self.grid or {})
+            grid.update(prof.grid or {})
+            cells = [dict(zip(grid, combo, strict=True)) for combo in itertools.product(*grid.values())]
+        for key, values in (overrides or {}).items():
+            if any(key in c for c in cells):
+                cells = [{**c, key: v} for c in cells for v in values]
+        # Deduplicate (overrides may collapse explicit cells), keeping order.
+        seen: set[str] = set()
+        unique = []
+        for c in cells:
+            s = format_setting(c) + f"|{c.get('method', '')}"
+            if s not in seen:
+                seen.add(s)
+                unique.append(c)
+        return unique or [{}]
+
+    def fixed_params(self, profile: str, overrides: Mapping[str, list[Any]] | None = None
+                     ) -> dict[str, Any]:
+        """Fixed params of ``profile`` (experiment params updated by the profile's)."""
+        params = dict(self.params)
+        params.update(self.profile(profile).params)
+        for key, values in (overrides or {}).items():
+            if key in params:
+                if len(values) != 1:
+                    raise InvalidParameterError(
+                        f"{key!r} is a fixed parameter of {self.id!r}; give one value, got {values}"
+                    )
+                params[key] = values[0]
+        return params
+
+    def settable_keys(self, profile: str) -> set[str]:
+        keys = set(self.fixed_params(profile))
+        for c in self.expand_cells(profile):
+            keys.update(c)
+        return keys
+
+
+def format_setting(params: Mapping[str, Any]) -> str:
+    """Stable short string of a cell's parameters: ``k=v;k=v`` with sorted keys (``method`` excluded)."""
+    return ";".join(f"{k}={_fmt(v)}" for k, v in sorted(params.items()) if k != "method")
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return repr(v) if not v.is_integer() else repr(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(_fmt(x) for x in v) + "]"
+    return str(v)
+
+
+# --------------------------------------------------------------------------- validation
+
+_EPS_NAMES = ("eps", "epsilon")
+
+
+def validate_param(key: str, value: Any, *, where: str = "") -> None:
+    """Check privacy parameters by name: ``eps*``/``epsilon*`` > 0 and ``delta*`` in (0, 1).
+
+    Raises
+    ------
+    InvalidParameterError
+        With the rule, the value and the fix.
+    """
+    lowered = key.lower()
+    base = lowered.split("_")[0]
+    prefix = f"{where}: " if where else ""
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            validate_param(key, v, where=where)
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if base in _EPS_NAMES or lowered in _EPS_NAMES:
+        if not value > 0:
+            raise InvalidParameterError(
+                f"{prefix}{key!r} (a privacy budget epsilon) must be > 0; got {value}. "
+                "Pass a positive epsilon, e.g. --set {key}=1.".replace("{key}", key)
+            )
+    elif base == "delta" or lowered == "delta":
+        if not 0 < value < 1:
+            raise InvalidParameterError(
+                f"{prefix}{key!r} (a privacy parameter delta) must lie in (0, 1); got {value}. "
+                f"Pass e.g. --set {key}=1e-5."
+            )
+
+
+def _err(path: Path | str, key: str, msg: str) -> ExperimentFileError:
+    return ExperimentFileError(f"{path}: key {key!r}: {msg}")
+
+
+def _check_keys(path: Path, where: str, table: Mapping[str, Any], schema: Mapping[str, Any],
+                required: Iterable[str] = ()) -> None:
+    for key in required:
+        if key not in table:
+            raise _err(path, f"{where}{key}", "is required but missing")
+    for key, value in table.items():
+        if key not in schema:
+            raise _err(path, f"{where}{key}", f"is not part of the schema; valid keys: {', '.join(sorted(schema))}")
+        expected = schema[key]
+        if isinstance(value, bool) and expected is not bool:
+            raise _err(path, f"{where}{key}", f"must be {_tname(expected)}, got a boolean")
+        if not isinstance(value, expected):
+            raise _err(path, f"{where}{key}", f"must be {_tname(expected)}, got {type(value).__name__}")
+
+
+def _tname(t: Any) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", list: "an array", dict: "a table"}
+    if isinstance(t, tuple):
+        return "a number"
+    return names.get(t, t.__name__)
+
+
+def _parse_grid(path: Path, where: str, grid: Mapping[str, Any]) -> dict[str, list[Any]]:
+    out = {}
+    for k, v in grid.items():
+        if not isinstance(v, list) or not v:
+            raise _err(path, f"{where}{k}", "grid values must be a non-empty array")
+        validate_param(k, v, where=f"{path}: key {where}{k!r}")
+        out[k] = v
+    return out
+
+
+def _parse_cells(path: Path, where: str, cells: list[Any]) -> tuple[dict[str, Any], ...]:
+    if not cells:
+        raise _err(path, where, "must be a non-empty array of tables")
+    out = []
+    for i, c in enumerate(cells):
+        if not isinstance(c, dict):
+            raise _err(path, f"{where}[{i}]", "each cell must be a table")
+        for k, v in c.items():
+            validate_param(k, v, where=f"{path}: key {where}[{i}].{k}")
+        out.append(dict(c))
+    return tuple(out)
+
+
+def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
+    """Read and validate one experiment file."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ExperimentFileError(f"{path}: not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ExperimentFileError(f"{path}: cannot read: {exc}") from exc
+    _check_keys(path, "", raw, _TOP_KEYS, _REQUIRED)
+    if raw["kind"] not in KINDS:
+        raise _err(path, "kind", f"must be one of {', '.join(KINDS)}; got {raw['kind']!r}")
+    if path.stem != raw["id"]:
+        raise _err(path, "id", f"must equal the file name stem {path.stem!r}; got {raw['id']!r}")
+    if "grid" in raw and "cells" in raw:
+        raise _err(path, "cells", "give either [grid] (a product) or cells (an explicit list), not both")
+
+    metrics = []
+    for i, m in enumerate(raw["metrics"]):
+        if not isinstance(m, dict):
+            raise _err(path, f"metrics[{i}]", "must be a table")
+        _check_keys(path, f"metrics[{i}].", m, _METRIC_KEYS, ("name", "description"))
+        metrics.append(Metric(m["name"], m["description"], _opt_float(m.get("tolerance")), m.get("unit", "")))
+    names = [m.name for m in metrics]
+    if len(set(names)) != len(names):
+        raise _err(path, "metrics", "metric names must be unique")
+
+    profiles = {}
+    for name, p in raw["profiles"].items():
+        if name not in PROFILES:
+            raise _err(path, f"profiles.{name}", f"unknown profile; valid: {', '.join(PROFILES)}")
+        if not isinstance(p, dict):
+            raise _err(path, f"profiles.{name}", "must be a table")
+        _check_keys(path, f"profiles.{name}.", p, _PROFILE_KEYS, ("seeds",))
+        if p["seeds"] < 1:
+            raise _err(path, f"profiles.{name}.seeds", f"must be >= 1; got {p['seeds']}")
+        for k, v in p.get("params", {}).items():
+            validate_param(k, v, where=f"{path}: key profiles.{name}.params.{k}")
+        profiles[name] = Profile(
+            name=name, seeds=p["seeds"], est_seconds=_opt_float(p.get("est_seconds")),
+            params=dict(p.get("params", {})),
+            grid=_parse_grid(path, f"profiles.{name}.grid.", p["grid"]) if "grid" in p else None,
+            cells=list(_parse_cells(path, f"profiles.{name}.cells", p["cells"])) if "cells" in p else None,
+        )
+    for name in PROFILES:
+        if name not in profiles:
+            raise _err(path, f"profiles.{name}", "is required (every experiment has smoke and full)")
+
+    refs = []
+    for i, r in enumerate(raw.get("references", [])):
+        if not isinstance(r, dict):
+            raise _err(path, f"references[{i}]", "must be a table")
+        _check_keys(path, f"references[{i}].", r, _REF_KEYS, ("metric", "value", "source"))
+        if r["metric"] not in names:
+            raise _err(path, f"references[{i}].metric", f"{r['metric']!r} is not a declared metric; "
+                       f"declared: {', '.join(names)}")
+        refs.append(Reference(metric=r["metric"], value=float(r["value"]), source=r["source"],
+                              method=r.get("method"), setting=dict(r.get("setting", {})),
+                              tolerance=_opt_float(r.get("tolerance"))))
+
+    variants = raw.get("variants", ["paper"])
+    if not variants or not all(isinstance(v, str) for v in variants):
+        raise _err(path, "variants", "must be a non-empty array of strings (the first is the default)")
+    for k, v in raw.get("params", {}).items():
+        validate_param(k, v, where=f"{path}: key params.{k}")
+    return ExperimentSpec(
+        id=raw["id"], title=raw["title"], document=raw["document"], section=raw["section"],
+        spec=raw["spec"], reproduces=raw["reproduces"], kind=raw["kind"], trial=raw["trial"],
+        profiles=profiles, metrics=tuple(metrics), datasets=tuple(raw.get("datasets", [])),
+        variants=tuple(variants), variant_help=dict(raw.get("variant_help", {})),
+        base_seed=raw.get("base_seed", 0), notes=raw.get("notes", ""), params=dict(raw.get("params", {})),
+        grid=_parse_grid(path, "grid.", raw["grid"]) if "grid" in raw else None,
+        cells=_parse_cells(path, "cells", raw["cells"]) if "cells" in raw else None,
+        references=tuple(refs), path=path,
+    )
+
+
+def _opt_float(v: Any) -> float | None:
+    return None if v is None else float(v)
+
+
+def load_all(directory: str | os.PathLike[str] | None = None) -> dict[str, ExperimentSpec]:
+    """Load every ``*.toml`` experiment of ``directory`` (default :func:`experiments_dir`), by id."""
+    directory = Path(directory) if directory is not None else experiments_dir()
+    specs: dict[str, ExperimentSpec] = {}
+    for path in sorted(directory.glob("*.toml")):
+        spec = load_experiment(path)
+        specs[spec.id] = spec
+    return specs
+
+
+def get_experiment(experiment_id: str, directory: str | os.PathLike[str] | None = None) -> ExperimentSpec:
+    """The experiment with this id, or an error suggesting close matches."""
+    specs = load_all(directory)
+    if experiment_id not in specs:
+        raise UnknownExperimentError(suggest(experiment_id, specs, what="experiment id"))
+    return specs[experiment_id]
