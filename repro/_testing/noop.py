@@ -1,0 +1,13 @@
+"""A study whose trial does nothing: measures pure orchestration cost (benchmarks/runner_overhead.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from repro.trial import TrialContext
+
+VERSION = "1"
+
+
+def run_trial(params: dict[str, Any], ctx: TrialContext) -> dict[str, float]:
+    return {"value": float(ctx.repetition)}

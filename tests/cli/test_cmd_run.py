@@ -1,0 +1,103 @@
+"""`repro run`, `list`, `plot`, `report` through click's CliRunner: happy paths and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import main
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_list_shows_experiments_and_ids(toy_env: Path) -> None:
+    result = invoke("list")
+    assert result.exit_code == 0 and "toy" in result.output and "results: none" in result.output
+    ids = invoke("list", "--ids")
+    assert ids.output.split() == ["toy"]
+
+
+def test_run_writes_results_and_prints_comparison(toy_env: Path) -> None:
+    result = invoke("run", "toy", "--jobs", "2", "--quiet")
+    assert result.exit_code == 0, result.output
+    directory = toy_env / "toy" / "smoke"
+    for name in ("trials.csv", "summary.csv", "run.json", "tables/draws.csv"):
+        assert (directory / name).exists(), name
+    run = json.loads((directory / "run.json").read_text())
+    assert run["status"] == "complete" and run["jobs"] == 2 and "numpy" in run["versions"]
+    shown = invoke("run", "toy")
+    assert "paper comparisons within tolerance" in shown.output and "12 cached" in shown.output
+    assert "ours (mean ± std, n)" in shown.output
+    assert "results: smoke" in invoke("list").output
+
+
+def test_run_all_and_seeds_override(toy_env: Path) -> None:
+    result = invoke("run", "all", "--seeds", "2", "--quiet")
+    assert result.exit_code == 0
+    assert json.loads((toy_env / "toy" / "smoke" / "run.json").read_text())["n_trials"] == 8
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "tyo"], "unknown experiment id 'tyo'; did you mean 'toy'?"),
+        (["run", "toy", "--set", "epsilon=0"], "must be > 0; got 0"),
+        (["run", "toy", "--set", "epsilon=-2"], "must be > 0; got -2"),
+        (["run", "toy", "--set", "delta=1"], "must lie in (0, 1); got 1"),
+        (["run", "toy", "--variant", "reference"], "has no variant 'reference'; valid: paper"),
+        (["run", "toy", "--set", "lambda=1"], "has no parameter 'lambda'"),
+        (["run", "toy", "--set", "nonsense"], "expects KEY=VALUE"),
+        (["plot", "toy"], "run `repro run toy` first"),
+        (["report"], "run `repro run ID` first"),
+    ],
+)
+def test_bad_input_gives_one_line_and_nonzero_exit(toy_env: Path, args: list[str], message: str) -> None:
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_debug_flag_shows_traceback(toy_env: Path) -> None:
+    result = CliRunner().invoke(main, ["--debug", "run", "tyo"])
+    assert result.exit_code != 0 and result.exception is not None
+
+
+def test_missing_backend_extra_is_a_clean_error(toy_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_dask(name, *args, **kwargs):
+        if name in {"distributed", "ray"} or name.startswith("ray."):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_dask)
+    for backend, extra in (("dask", "[dask]"), ("ray", "[ray]")):
+        result = CliRunner().invoke(main, ["run", "toy", "--backend", backend, "--jobs", "2", "--quiet"])
+        assert result.exit_code == 1 and extra in result.output and "pip install" in result.output
+
+
+def test_plot_and_report_read_saved_results(toy_env: Path) -> None:
+    assert invoke("run", "toy", "--quiet").exit_code == 0
+    plotted = invoke("plot", "toy")
+    assert plotted.exit_code == 0 and "no figures" in plotted.output
+    report = invoke("report")
+    path = Path(report.output.strip())
+    text = path.read_text()
+    assert path == toy_env / "REPORT.md"
+    assert "## toy — Toy experiment" in text and "| a | epsilon=1.0 | value | 1 |" in text
+
+
+def test_help_documents_every_option(toy_env: Path) -> None:
+    text = invoke("run", "--help").output
+    for option in ("--profile", "--seeds", "--jobs", "--backend", "--variant", "--out", "--force", "--set"):
+        assert option in text
+    assert "default: smoke" in text and "default: loky" in text

@@ -1,0 +1,97 @@
+"""Shared test helpers.
+
+``require_mirror()`` / the ``data_mirror`` fixture: tests marked ``@pytest.mark.data`` need the raw
+data mirror (``REPRO_DATA_MIRROR``). They skip when it is unset or missing, except under
+``CI=true``, where a missing mirror is a failure (CI must exercise the real data).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+
+def on_ci() -> bool:
+    """True when the environment variable ``CI`` is set to true (as CI services do)."""
+    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+
+
+def require_mirror() -> Path:
+    """The data mirror folder from ``REPRO_DATA_MIRROR``; skip (fail under ``CI=true``) if absent."""
+    raw = os.environ.get("REPRO_DATA_MIRROR")
+    if not raw:
+        reason = "REPRO_DATA_MIRROR is not set (e.g. REPRO_DATA_MIRROR=../shared/data)"
+    elif not Path(raw).expanduser().is_dir():
+        reason = f"REPRO_DATA_MIRROR={raw!r} is not a folder"
+    else:
+        return Path(raw).expanduser().absolute()
+    if on_ci():
+        pytest.fail(f"data mirror required under CI=true: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def data_mirror() -> Path:
+    """The data mirror folder (session scope, so it is read before tests change the env)."""
+    return require_mirror()
+
+
+@pytest.fixture
+def isolated_data_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Empty cache in ``tmp_path/cache``, no mirror, offline; returns the cache folder.
+
+    Tests that need a mirror or the network set ``REPRO_DATA_MIRROR`` / ``REPRO_OFFLINE=0``
+    themselves (the real mirror comes from the ``data_mirror`` fixture).
+    """
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("REPRO_DATA_DIR", str(cache))
+    monkeypatch.setenv("REPRO_OFFLINE", "1")
+    monkeypatch.delenv("REPRO_DATA_MIRROR", raising=False)
+    return cache
+
+
+@pytest.fixture
+def make_raw_source(tmp_path: Path):
+    """Factory for a throwaway ``RawSource`` whose bytes sit in ``tmp_path/origin``.
+
+    ``make_raw_source(content, name=..., filename=..., url=True, sha256=None)`` writes ``content``
+    to ``tmp_path/origin/<filename>``; ``url=True`` gives the source a ``file://`` URL to it
+    (``url=None`` makes a mirror-only source); ``sha256`` overrides the registered digest.
+    """
+    import hashlib
+
+    from repro.datasets.sources import RawSource
+
+    def factory(content: bytes, *, name: str = "tmp-source", filename: str = "tmp.csv",
+                url: bool | None = True, sha256: str | None = None) -> RawSource:
+        origin = tmp_path / "origin" / filename
+        origin.parent.mkdir(parents=True, exist_ok=True)
+        origin.write_bytes(content)
+        return RawSource(
+            name=name, filename=filename, url=origin.as_uri() if url else None,
+            sha256=sha256 or hashlib.sha256(content).hexdigest(), size=len(content), rows=None,
+            license="test", citation="test", description="test file", canonical=bool(url),
+        )
+
+    return factory
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def toy_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Experiments dir = a copy of tests/fixtures/experiments; results dir = a fresh tmp folder.
+
+    Returns the results folder.
+    """
+    import shutil
+
+    exp = tmp_path / "experiments"
+    shutil.copytree(FIXTURES / "experiments", exp)
+    results = tmp_path / "results"
+    monkeypatch.setenv("REPRO_EXPERIMENTS_DIR", str(exp))
+    monkeypatch.setenv("REPRO_RESULTS_DIR", str(results))
+    return results

@@ -1,0 +1,152 @@
+"""The runner: determinism across workers, caching, resume after a kill, failures not cached."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from repro.cache import TrialCache
+from repro.errors import InvalidParameterError, TrialFailedError
+from repro.results import ResultBundle, write_results
+from repro.runner import RunConfig, plan_trials, run_experiment
+from repro.spec import load_experiment
+from repro.trial import TrialContext
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "experiments" / "toy.toml"
+
+
+@pytest.fixture
+def spec():
+    return load_experiment(FIXTURE)
+
+
+def sorted_trials(frame: pd.DataFrame) -> pd.DataFrame:
+    cols = ["method", "setting", "repetition", "value", "shared"]
+    return frame[cols].sort_values(["method", "setting", "repetition"]).reset_index(drop=True)
+
+
+def test_identical_results_with_one_and_two_jobs(spec, tmp_path: Path) -> None:
+    one = run_experiment(spec, RunConfig(jobs=1, out=tmp_path / "a"))
+    two = run_experiment(spec, RunConfig(jobs=2, out=tmp_path / "b"))
+    pd.testing.assert_frame_equal(sorted_trials(one.trials), sorted_trials(two.trials))
+    pd.testing.assert_frame_equal(one.summary, two.summary)
+    assert one.n_trials == 4 * 3 and two.n_cached == 0
+
+
+def test_seed_depends_on_names_not_order(spec) -> None:
+    tasks = plan_trials(spec, RunConfig())
+    reversed_tasks = plan_trials(spec, RunConfig())[::-1]
+    draws = {t.key: t.context.rng.normal() for t in tasks}
+    assert all(draws[t.key] == t.context.rng.normal() for t in reversed_tasks)
+    # Distinct trials get distinct streams; the shared stream is common across cells of a repetition.
+    assert len({round(v, 12) for v in draws.values()}) == len(draws)
+    a = TrialContext("toy", "epsilon=1.0", "a", 0).shared_rng("split").uniform()
+    b = TrialContext("toy", "epsilon=3.0", "b", 0).shared_rng("split").uniform()
+    c = TrialContext("toy", "epsilon=3.0", "b", 1).shared_rng("split").uniform()
+    assert a == b != c
+
+
+def test_base_seed_changes_results(spec, tmp_path: Path) -> None:
+    r0 = run_experiment(spec, RunConfig(out=tmp_path, use_cache=False))
+    r1 = run_experiment(spec, RunConfig(out=tmp_path, use_cache=False, base_seed=1))
+    assert not np.allclose(sorted_trials(r0.trials)["value"], sorted_trials(r1.trials)["value"])
+
+
+def test_cache_hit_on_rerun_and_invalidated_when_config_changes(spec, tmp_path: Path) -> None:
+    config = RunConfig(out=tmp_path)
+    first = run_experiment(spec, config)
+    assert first.n_cached == 0 and len(TrialCache(config.cache_root, "toy")) == 12
+    second = run_experiment(spec, config)
+    assert second.n_cached == 12
+    pd.testing.assert_frame_equal(sorted_trials(first.trials), sorted_trials(second.trials))
+    changed = run_experiment(spec, RunConfig(out=tmp_path, overrides={"x": [2.0]}))
+    assert changed.n_cached == 0
+    assert np.allclose(sorted_trials(changed.trials)["value"] - sorted_trials(first.trials)["value"], 1.0)
+    forced = run_experiment(spec, RunConfig(out=tmp_path, force=True))
+    assert forced.n_cached == 0
+
+
+def test_failures_are_not_cached_and_rerun_completes(spec, tmp_path: Path) -> None:
+    # Make repetition 1 fail through a fixed parameter the toy study understands.
+    spec_fail = replace(spec, params={**spec.params, "fail_reps": [1]})
+    with pytest.raises(TrialFailedError, match="4 of 12 trials .* failed") as info:
+        run_experiment(spec_fail, RunConfig(out=tmp_path))
+    assert "planned failure" in str(info.value)
+    assert len(TrialCache(tmp_path / ".cache", "toy")) == 8  # the 8 successful ones
+    fixed = replace(spec, params={**spec.params, "fail_reps": []})
+    outcome = run_experiment(fixed, RunConfig(out=tmp_path))
+    assert outcome.n_trials == 12 and outcome.n_cached == 0  # params changed, so keys changed
+
+
+def test_killed_run_resumes_from_cache(spec, tmp_path: Path) -> None:
+    config = RunConfig(out=tmp_path)
+    calls = {"n": 0}
+
+    def kill_after_five(done: int, total: int) -> None:
+        calls["n"] += 1
+        if done >= 5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(spec, config, progress=kill_after_five)
+    assert len(TrialCache(config.cache_root, "toy")) == 5
+    # Nothing that looks complete was written.
+    assert not (tmp_path / "toy").exists()
+    resumed = run_experiment(spec, config)
+    assert resumed.n_cached == 5 and resumed.n_trials == 12
+    fresh = run_experiment(spec, RunConfig(out=tmp_path / "fresh"))
+    pd.testing.assert_frame_equal(sorted_trials(resumed.trials), sorted_trials(fresh.trials))
+
+
+def test_interrupted_write_leaves_previous_results(spec, tmp_path: Path, monkeypatch) -> None:
+    config = RunConfig(out=tmp_path)
+    outcome = run_experiment(spec, config)
+    directory = write_results(outcome, command="repro run toy", dataset_sha256={})
+    before = (directory / "summary.csv").read_text()
+
+    def boom(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("repro.results.draw_figures", boom)
+    with pytest.raises(KeyboardInterrupt):
+        write_results(run_experiment(spec, RunConfig(out=tmp_path, overrides={"x": [9.0]})),
+                      command="x", dataset_sha256={})
+    assert (directory / "summary.csv").read_text() == before
+    assert [p.name for p in (tmp_path / "toy").iterdir()] == ["smoke"]  # no partial folder left
+
+
+def test_written_results_have_documented_columns(spec, tmp_path: Path) -> None:
+    outcome = run_experiment(spec, RunConfig(out=tmp_path))
+    directory = write_results(outcome, command="repro run toy", dataset_sha256={})
+    bundle = ResultBundle.load(spec, directory)
+    assert list(bundle.summary.columns[:11]) == ["result_id", "method", "setting", "metric", "n", "mean", "std",
+                                                  "paper", "diff", "tolerance", "within"]
+    row = bundle.summary.query("method == 'a' and setting == 'epsilon=1.0' and metric == 'value'").iloc[0]
+    values = outcome.trials.query("method == 'a' and setting == 'epsilon=1.0'")["value"]
+    assert row["n"] == 3 and row["paper"] == 1.0
+    assert row["mean"] == pytest.approx(values.mean()) and row["std"] == pytest.approx(values.std(ddof=1))
+    assert row["diff"] == pytest.approx(values.mean() - 1.0)
+    assert bool(row["within"]) == (abs(values.mean() - 1.0) <= 0.5)
+    # Rows without a paper value leave the comparison columns empty.
+    other = bundle.summary.query("method == 'b'")
+    assert other["paper"].isna().all() and other["within"].isna().all()
+    assert set(bundle.table("draws").columns) >= {"result_id", "method", "setting", "repetition", "k", "u"}
+    assert bundle.run["status"] == "complete" and bundle.run["n_trials"] == 12
+
+
+def test_run_config_rejects_bad_values() -> None:
+    with pytest.raises(InvalidParameterError, match="backend"):
+        RunConfig(backend="spark")
+    with pytest.raises(InvalidParameterError, match="--seeds"):
+        RunConfig(seeds=0)
+    with pytest.raises(InvalidParameterError, match="delta"):
+        RunConfig(overrides={"delta": [2.0]})
+
+
+def test_unknown_set_key_lists_settable(spec) -> None:
+    with pytest.raises(InvalidParameterError, match="settable: epsilon, method, x"):
+        plan_trials(spec, RunConfig(overrides={"lambda": [1.0]}))

@@ -1,0 +1,38 @@
+"""Every registered experiment runs under its smoke profile and writes complete results.
+
+Experiments that need datasets use the data mirror (``REPRO_DATA_MIRROR``); without it they skip,
+except under ``CI=true`` where they must run.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from repro.results import ResultBundle, write_results
+from repro.runner import RunConfig, run_experiment
+from repro.spec import load_all
+
+EXPERIMENTS = Path(__file__).parents[2] / "experiments"
+SPECS = load_all(EXPERIMENTS)
+
+
+@pytest.mark.parametrize("experiment_id", sorted(SPECS))
+def test_smoke_profile_runs(experiment_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                            request: pytest.FixtureRequest) -> None:
+    spec = SPECS[experiment_id]
+    if spec.datasets:
+        request.getfixturevalue("data_mirror")
+        monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path / "data"))
+    outcome = run_experiment(spec, RunConfig(profile="smoke", out=tmp_path, jobs=1))
+    directory = write_results(outcome, command=f"repro run {experiment_id}", dataset_sha256={})
+    bundle = ResultBundle.load(spec, directory)
+    assert not bundle.summary.empty
+    assert set(bundle.summary["metric"]) <= set(spec.metric_names)
+    if hasattr(importlib.import_module(spec.trial), "plot"):
+        figures = bundle.run["figures"]
+        assert figures, "a study with a plot function must draw at least one figure"
+        for name in figures:
+            assert (directory / name).exists() and (directory / name).with_suffix(".pdf").exists()
