@@ -16,7 +16,7 @@ import inspect
 import os
 import pickle
 import tempfile
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def code_version(module_name: str) -> str:
     """Version of a study module's code: repro version, its ``VERSION`` and a hash of its sources.
 

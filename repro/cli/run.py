@@ -11,7 +11,7 @@ import click
 from repro.cli._common import out_option, parse_set, profile_option, resolve_ids, results_root, variant_option
 from repro.report import comparison_rows, format_text, verdict_counts
 from repro.results import write_results
-from repro.runner import BACKENDS, RunConfig, run_experiment
+from repro.runner import BACKENDS, RunConfig, plan_trials, run_experiment
 
 
 def _dataset_checksums(names: tuple[str, ...]) -> dict[str, str]:
@@ -52,8 +52,8 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
     config = RunConfig(profile=profile, seeds=seeds, jobs=jobs, backend=backend, variant=variant,
                        out=out or results_root(), force=force, use_cache=not no_cache,
                        base_seed=base_seed, overrides=parse_set(set_))
-    for spec in specs:  # validate everything before running anything
-        spec.check_variant(variant)
+    for spec in specs:  # validate everything (variant, --set keys) before running anything
+        plan_trials(spec, config)
     command = "repro " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else "repro run"
     for spec in specs:
         outcome = _run_one(spec, config, quiet)
