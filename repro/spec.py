@@ -50,7 +50,7 @@ _TOP_KEYS = {
     "id": str, "title": str, "document": str, "section": str, "spec": str, "reproduces": str,
     "kind": str, "trial": str, "datasets": list, "variants": list, "variant_help": dict,
     "base_seed": int, "notes": str, "params": dict, "grid": dict, "cells": list, "profiles": dict,
-    "metrics": list, "references": list,
+    "metrics": list, "references": list, "aliases": list,
 }
 _REQUIRED = ("id", "title", "document", "section", "spec", "reproduces", "kind", "trial", "profiles",
              "metrics")
@@ -137,6 +137,7 @@ class ExperimentSpec:
     grid: Mapping[str, list[Any]] | None = None
     cells: tuple[Mapping[str, Any], ...] | None = None
     references: tuple[Reference, ...] = ()
+    aliases: tuple[str, ...] = ()
     path: Path | None = None
 
     @property
@@ -390,8 +391,14 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
         base_seed=raw.get("base_seed", 0), notes=raw.get("notes", ""), params=dict(raw.get("params", {})),
         grid=_parse_grid(path, "grid.", raw["grid"]) if "grid" in raw else None,
         cells=_parse_cells(path, "cells", raw["cells"]) if "cells" in raw else None,
-        references=tuple(refs), path=path,
+        references=tuple(refs), aliases=_parse_aliases(path, raw.get("aliases", [])), path=path,
     )
+
+
+def _parse_aliases(path: Path, aliases: list[Any]) -> tuple[str, ...]:
+    if not all(isinstance(a, str) and a for a in aliases):
+        raise _err(path, "aliases", "must be an array of non-empty strings (other ids that name this result)")
+    return tuple(aliases)
 
 
 def _opt_float(v: Any) -> float | None:
@@ -402,15 +409,25 @@ def load_all(directory: str | os.PathLike[str] | None = None) -> dict[str, Exper
     """Load every ``*.toml`` experiment of ``directory`` (default :func:`experiments_dir`), by id."""
     directory = Path(directory) if directory is not None else experiments_dir()
     specs: dict[str, ExperimentSpec] = {}
+    names: dict[str, Path] = {}
     for path in sorted(directory.glob("*.toml")):
         spec = load_experiment(path)
+        for name in (spec.id, *spec.aliases):
+            if name in names:
+                raise _err(path, "aliases" if name != spec.id else "id",
+                           f"{name!r} is already used by {names[name]}")
+            names[name] = path
         specs[spec.id] = spec
     return specs
 
 
 def get_experiment(experiment_id: str, directory: str | os.PathLike[str] | None = None) -> ExperimentSpec:
-    """The experiment with this id, or an error suggesting close matches."""
+    """The experiment with this id (or alias), or an error suggesting close matches."""
     specs = load_all(directory)
-    if experiment_id not in specs:
-        raise UnknownExperimentError(suggest(experiment_id, specs, what="experiment id"))
-    return specs[experiment_id]
+    if experiment_id in specs:
+        return specs[experiment_id]
+    for spec in specs.values():
+        if experiment_id in spec.aliases:
+            return spec
+    names = [*specs, *(a for s in specs.values() for a in s.aliases)]
+    raise UnknownExperimentError(suggest(experiment_id, names, what="experiment id"))

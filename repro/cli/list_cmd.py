@@ -32,7 +32,8 @@ def list_cmd(ids: bool) -> None:
         base = root / spec.id
         have = sorted(d.name for d in base.iterdir() if (d / "run.json").exists()) if base.is_dir() else []
         est = ", ".join(f"{name} {_seconds(p.est_seconds)}" for name, p in spec.profiles.items())
-        click.echo(click.style(spec.id, bold=True) + f"  [{spec.kind}]  results: {', '.join(have) or 'none'}")
+        aka = f"  (also: {', '.join(spec.aliases)})" if spec.aliases else ""
+        click.echo(click.style(spec.id, bold=True) + f"{aka}  [{spec.kind}]  results: {', '.join(have) or 'none'}")
         click.echo(f"    {spec.document} — {spec.section}")
         click.echo(f"    reproduces: {spec.reproduces}")
         click.echo(f"    datasets: {', '.join(spec.datasets) or 'none'} · est. runtime: {est} · "

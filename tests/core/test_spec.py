@@ -113,3 +113,12 @@ def test_overrides_replace_grid_axis_and_fixed_param() -> None:
 
 def test_setting_string_is_sorted_and_excludes_method() -> None:
     assert format_setting({"method": "m", "zeta": "1/10", "eps": 3.0}) == "eps=3.0;zeta=1/10"
+
+
+def test_aliases_resolve_and_must_be_unique(tmp_path: Path) -> None:
+    write(tmp_path, 'aliases = ["toy-figure-1"]\n' + base_text())
+    assert get_experiment("toy-figure-1", tmp_path).id == "toy"
+    other = base_text().replace('id = "toy"', 'id = "toy2"')
+    write(tmp_path, 'aliases = ["toy-figure-1"]\n' + other, name="toy2")
+    with pytest.raises(ExperimentFileError, match="already used"):
+        load_all(tmp_path)
