@@ -6,8 +6,12 @@ experiment numbers.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
+
+# Font subsetting for PDF output logs harmless warnings about font timestamps.
+logging.getLogger("fontTools").setLevel(logging.ERROR)
 
 __all__ = ["PAPER_MARKER", "new_figure", "save_figure"]
 
