@@ -220,6 +220,10 @@ class OptimalMechanism:
     lp_solves: int
 
 
+# HiGHS' default feasibility tolerance (1e-7) lets LDP ratios exceed e^ε by ~1e-8; tighten it.
+_HIGHS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+
+
 def _check_distribution(p: np.ndarray, p1: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     p = np.asarray(p, dtype=float)
     p1 = np.asarray(p1, dtype=float)
@@ -294,7 +298,7 @@ def zeta_min(p: np.ndarray, epsilon: float) -> float:
     a_ub, b_ub, a_eq, b_eq = _polytope(k, epsilon, p, None)
     c = np.zeros(k * k)
     c[np.arange(k) * (k + 1)] = -p
-    res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=[(0, 1)] * (k * k), method="highs")
+    res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=[(0, 1)] * (k * k), method="highs", options=_HIGHS)
     if res.status != 0:  # pragma: no cover - the polytope always contains the uniform matrix
         raise RuntimeError(f"zeta_min LP failed: {res.message}")
     return float(1.0 + res.fun)
@@ -337,7 +341,7 @@ def optimal_nonbinary_matrix(p: np.ndarray, p1: np.ndarray, epsilon: float, *, z
 
     def feasible(t: float) -> bool:
         res = linprog(zeros, A_ub=np.vstack([a_ub, num - t * den, -num - t * den]), b_ub=b_frac,
-                      A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs")
+                      A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs", options=_HIGHS)
         return res.status == 0
 
     solves = 0
@@ -360,7 +364,7 @@ def optimal_nonbinary_matrix(p: np.ndarray, p1: np.ndarray, epsilon: float, *, z
     c = np.zeros(k * k)
     c[np.arange(k) * (k + 1)] = -p
     res = linprog(c, A_ub=np.vstack([a_ub, num - t * den, -num - t * den]), b_ub=b_frac, A_eq=a_eq, b_eq=b_eq,
-                  bounds=bounds, method="highs")
+                  bounds=bounds, method="highs", options=_HIGHS)
     solves += 1
     if res.status != 0:  # pragma: no cover - t ≥ a feasible bisection point
         raise RuntimeError(f"tie-break LP failed: {res.message}")
