@@ -382,6 +382,9 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
     if not variants or not all(isinstance(v, str) for v in variants):
         raise _err(path, "variants", "must be a non-empty array of strings (the first is the default)")
     for k, v in raw.get("params", {}).items():
+        if k in _TOP_KEYS:
+            raise _err(path, f"params.{k}", f"{k!r} is a top-level key, but it sits inside [params]: in TOML, "
+                       "keys after a [table] header belong to that table; move it above [params]")
         validate_param(k, v, where=f"{path}: key params.{k}")
     return ExperimentSpec(
         id=raw["id"], title=raw["title"], document=raw["document"], section=raw["section"],

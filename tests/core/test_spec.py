@@ -122,3 +122,9 @@ def test_aliases_resolve_and_must_be_unique(tmp_path: Path) -> None:
     write(tmp_path, 'aliases = ["toy-figure-1"]\n' + other, name="toy2")
     with pytest.raises(ExperimentFileError, match="already used"):
         load_all(tmp_path)
+
+
+def test_top_level_key_swallowed_by_params_table_is_reported(tmp_path: Path) -> None:
+    path = write(tmp_path, base_text().replace("x = 1.0\n", 'x = 1.0\ncells = [{ epsilon = 1.0 }]\n', 1))
+    with pytest.raises(ExperimentFileError, match="params.cells.*move it above"):
+        load_experiment(path)
