@@ -1,0 +1,90 @@
+"""UCI Adult, "purified" as in the thesis's Part I experiments (and DP-FERMI's tabular runs).
+
+Spec: seed-003-thesis.md §3.1 and §10 P5, P9; measured-anchors.md (thesis Part I).
+
+Preprocessing (every choice; the thesis's own file ``adult_original_purified.csv`` is not public,
+so this is a reconstruction from the canonical UCI files):
+
+1. Read ``adult.data`` (32,561 rows) and ``adult.test`` (16,281 rows; first line skipped, trailing
+   '.' of the labels removed) and **concatenate them** (train first, then test; file order).
+2. Strip whitespace; **drop every row with a '?'** in any column → 45,222 rows.
+3. Label Y = 1 iff income is ``>50K``.
+4. Sensitive attribute A = ``sex``, fixed mapping **A = 1 for Male, A = 0 for Female** (spec P9; the
+   authors' code derives the mapping from first-appearance order separately per split, which can
+   flip it between train and test, see measured-anchors.md). ``sex`` is not a feature.
+5. Features (d = 102): the 6 numeric columns age, fnlwgt, education-num, capital-gain,
+   capital-loss, hours-per-week (raw values; standardize after the split with training statistics
+   via :func:`repro.datasets.tabular.standardize`), then one-hot columns of workclass (7),
+   education (16), marital-status (7), occupation (14), relationship (6), race (5) and
+   native-country (41), categories in sorted order. ``race`` is a feature, not sensitive.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+
+from repro.datasets.store import fetch
+from repro.datasets.tabular import TabularDataset
+from repro.errors import DataUnavailableError
+
+__all__ = ["load_adult", "ADULT_COLUMNS", "NUMERIC", "CATEGORICAL", "N_ROWS", "N_FEATURES"]
+
+ADULT_COLUMNS = ("age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
+                 "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
+                 "hours-per-week", "native-country", "income")
+NUMERIC = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week")
+CATEGORICAL = ("workclass", "education", "marital-status", "occupation", "relationship", "race",
+               "native-country")
+N_ROWS = 45_222
+N_FEATURES = 102
+
+
+def _read(path, skiprows: int) -> pd.DataFrame:
+    df = pd.read_csv(path, header=None, names=list(ADULT_COLUMNS), skiprows=skiprows,
+                     skipinitialspace=True, dtype=str, na_filter=False)
+    df = df.apply(lambda c: c.str.strip())
+    return df[df["age"] != ""]
+
+
+@functools.lru_cache(maxsize=2)
+def load_adult() -> TabularDataset:
+    """UCI Adult (adult.data + adult.test), rows with '?' removed: 45,222 × 102, A = sex (Male = 1).
+
+    Deterministic (no randomness); cached in-process.
+
+    Raises
+    ------
+    DataUnavailableError
+        If the raw files cannot be found, or the result does not have 45,222 rows and 102 features.
+
+    Spec: seed-003 §3.1 (Adult row), P5, P9.
+    """
+    raw = pd.concat([_read(fetch("adult-data"), 0), _read(fetch("adult-test"), 1)], ignore_index=True)
+    raw = raw[~raw.eq("?").any(axis=1)].reset_index(drop=True)
+    y = raw["income"].str.rstrip(".").eq(">50K").to_numpy(dtype=np.int8)
+    sex = raw["sex"]
+    if set(sex.unique()) != {"Male", "Female"}:
+        raise DataUnavailableError(f"adult: unexpected sex values {sorted(sex.unique())}; "
+                                   "the raw files may be corrupt (run `repro data verify`).")
+    s = sex.eq("Male").to_numpy(dtype=np.int8)
+    blocks = [raw[list(NUMERIC)].astype(np.float64).to_numpy()]
+    names = list(NUMERIC)
+    for col in CATEGORICAL:
+        cats = sorted(raw[col].unique())
+        codes = pd.Categorical(raw[col], categories=cats).codes
+        blocks.append((codes[:, None] == np.arange(len(cats))[None, :]).astype(np.float64))
+        names += [f"{col}={c}" for c in cats]
+    X = np.hstack(blocks)
+    if X.shape != (N_ROWS, N_FEATURES):
+        raise DataUnavailableError(
+            f"adult: expected {N_ROWS} rows × {N_FEATURES} features after preprocessing, got "
+            f"{X.shape[0]} × {X.shape[1]}; check the raw files with `repro data verify`.")
+    return TabularDataset(
+        name="adult", X=X, y=y, s=s, feature_names=tuple(names),
+        numeric_columns=tuple(range(len(NUMERIC))), group_names=("Female", "Male"),
+        description=__doc__.split("Preprocessing", 1)[1].strip(),
+        source="adult-data+adult-test", canonical=True,
+    )

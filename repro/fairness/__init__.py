@@ -1,0 +1,1 @@
+"""Fairness: metrics, post-processing algorithms and the Part I / DP-FERMI studies."""

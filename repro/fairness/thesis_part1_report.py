@@ -1,0 +1,211 @@
+"""Figures and report text of the thesis Part I tables (read saved results only; never recompute).
+
+Spec: seed-003-thesis.md §3–§4, §10 (P4, P5, P7, P9); measured-anchors.md (thesis Part I).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from repro.fairness.thesis_part1_study import ALG2, BASE, FERMI, FERMI_OTHER, FERMI_STRICT
+
+__all__ = ["plot", "report_markdown"]
+
+# ------------------------------------------------------------------------------ figures, report
+
+_STYLE = {
+    FERMI: {"color": "C0", "marker": "s"},
+    FERMI_OTHER: {"color": "C7", "marker": "v"},
+    FERMI_STRICT: {"color": "C2", "marker": "^"},
+    ALG2: {"color": "C3", "marker": "*"},
+    BASE: {"color": "C1", "marker": "D"},
+}
+
+
+def _agg(bundle) -> Any:
+    t = bundle.trials
+    cols = ["accuracy", "sp_gap"]
+    keys = ["method"] + (["lambda"] if "lambda" in t else [])
+    g = t.groupby(keys, dropna=False)[cols].agg(["mean", "std", "count"])
+    g.columns = [f"{a}_{b}" for a, b in g.columns]
+    return g.reset_index()
+
+
+def _paper_points(spec) -> dict[str, list[tuple[float, float, float | None]]]:
+    pts: dict[tuple[str, Any], dict[str, float]] = {}
+    for ref in spec.references:
+        lam = ref.setting.get("lambda")
+        pts.setdefault((ref.method or "", lam), {})[ref.metric] = ref.value
+    out: dict[str, list] = {}
+    for (method, lam), v in pts.items():
+        if "accuracy" in v and "sp_gap" in v:
+            out.setdefault(method, []).append((v["sp_gap"], v["accuracy"], lam))
+    return out
+
+
+def plot(bundle, outdir: Path) -> list[Path]:
+    """Accuracy vs SP gap: DP-FERMI's λ curve (±1 std over runs), Algorithm 2's point, the paper's
+    points as hollow markers."""
+    from repro.plotting import PAPER_MARKER, new_figure, save_figure
+
+    agg = _agg(bundle)
+    fig, axes = new_figure(width=4.6, height=3.4)
+    ax = axes[0][0]
+    for method in (FERMI, FERMI_OTHER, FERMI_STRICT, BASE, ALG2):
+        rows = agg[agg["method"] == method]
+        if rows.empty:
+            continue
+        if "lambda" in rows:
+            rows = rows.sort_values("lambda")
+        st = _STYLE[method]
+        curve = method.startswith(FERMI)
+        ax.errorbar(rows["sp_gap_mean"], rows["accuracy_mean"], xerr=rows["sp_gap_std"].fillna(0),
+                    yerr=rows["accuracy_std"].fillna(0), color=st["color"], marker=st["marker"],
+                    markersize=9 if method == ALG2 else 5, linestyle="-" if curve else "none",
+                    linewidth=1, capsize=2, label=f"{method} (ours)",
+                    alpha=0.55 if method in (FERMI_OTHER, FERMI_STRICT, BASE) else 1.0)
+        if curve and method == FERMI:
+            for _, r in rows.iterrows():
+                ax.annotate(f"λ={r['lambda']:g}", (r["sp_gap_mean"], r["accuracy_mean"]),
+                            textcoords="offset points", xytext=(4, 3), fontsize=6, color=st["color"])
+    for method, pts in _paper_points(bundle.spec).items():
+        st = _STYLE.get(method, {"color": "k"})
+        pts = sorted(pts, key=lambda p: (p[2] is None, p[2] or 0))
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], **{**PAPER_MARKER, "color": st["color"],
+                "marker": "*" if method == ALG2 else "o", "markersize": 11 if method == ALG2 else 7},
+                label=f"{method} (paper)")
+    ax.set_xlabel("statistical parity gap (test)")
+    ax.set_ylabel("accuracy (test)")
+    p = bundle.spec.params
+    ax.set_title(f"{bundle.spec.id}: {p.get('dataset')}, ε′ = {p.get('eps_prime')}, δ′ = {p.get('delta')}"
+                 f" [{bundle.variant}]", fontsize=8)
+    ax.legend(fontsize=6, loc="best")
+    return save_figure(fig, outdir, bundle.spec.id.replace(".", "_"))
+
+
+def _data_row(bundle) -> Any:
+    try:
+        return bundle.table("data").iloc[0]
+    except Exception:  # noqa: BLE001 - runs without an Algorithm 2 trial have no data table
+        return None
+
+
+_WHY = {
+    (ALG2, "sp_gap", "credit-card"): (
+        "our DP-SGD base model on the Credit Card data is almost a constant 'no default' classifier "
+        "(before post-processing its SP gap is {base_sp:.4f} and its accuracy {base_acc:.4f} ≈ 1 − the "
+        "default rate), so Algorithm 2 has almost nothing to equalize and its SP gap is the Laplace noise "
+        "floor; the thesis's base model must have been less degenerate (its file "
+        "`credit-card-defaulters_processed.csv` is not public and our category merges are a guess, spec "
+        "P5). The claim 'Algorithm 2 has the smaller SP gap' still holds."),
+    (ALG2, "accuracy", None): (
+        "the Algorithm 2 accuracy follows the base DP-SGD model; see the privacy paragraph (our noise is "
+        "recalibrated for the actual (q, T), spec P4)."),
+    (FERMI, "accuracy", None): (
+        "DP-FERMI (the thesis's code path) is systematically LESS accurate than the table (mean difference "
+        "over the λ rows {fermi_acc_diff:+.4f}) while its SP gaps follow the table's λ curve, so at equal SP "
+        "gap our curve lies ≈ 0.01–0.02 lower. Not explained by the data split (three other 75/25 splits "
+        "moved the λ = 1 mean by ≤ 0.005 in our check) nor by the seeds (std of the mean ≈ std/√10). "
+        "Remaining suspects: the non-public purified data file (P5), and undocumented details of the "
+        "authors' run; we did not tune anything to close the gap."),
+    (FERMI, "sp_gap", None): (
+        "outside a tolerance derived from our own run-to-run spread; DP-FERMI's SP gap varies strongly "
+        "between runs at small λ."),
+}
+
+
+def _explain(method: str, metric: str, dataset: str, ctx: dict[str, float]) -> str:
+    for key in ((method, metric, dataset), (method, metric, None)):
+        if key in _WHY:
+            return _WHY[key].format(**ctx)
+    return "no specific explanation; see the notes."
+
+
+def report_markdown(bundle) -> str:
+    """Paper vs ours in words: Algorithm 2 vs the comparable-accuracy DP-FERMI row, the privacy actually
+    spent (spec P4), the DP-FERMI group-order behaviour, and an explanation of every row outside tolerance."""
+    agg = _agg(bundle)
+    t = bundle.trials
+    spec = bundle.spec
+    dataset = str(spec.params.get("dataset", ""))
+    lines: list[str] = []
+    a2 = agg[agg["method"] == ALG2]
+    base = agg[agg["method"] == BASE]
+    ctx = {"base_sp": float(base["sp_gap_mean"].iloc[0]) if not base.empty else math.nan,
+           "base_acc": float(base["accuracy_mean"].iloc[0]) if not base.empty else math.nan,
+           "fermi_acc_diff": math.nan}
+    if not a2.empty:
+        r = a2.iloc[0]
+        sel = t[t["method"] == ALG2]
+        paper_sigma = next((ref.value for ref in spec.references if ref.metric == "noise_std"), math.nan)
+        lines.append(
+            f"- **Algorithm 2** ({int(r.accuracy_count)} runs): accuracy {r.accuracy_mean:.4f} ± "
+            f"{r.accuracy_std:.4f}, SP gap {r.sp_gap_mean:.4f} ± {r.sp_gap_std:.4f}; before post-processing "
+            f"the DP-SGD model has accuracy {ctx['base_acc']:.4f} and SP gap {ctx['base_sp']:.4f}.")
+        lines.append(
+            f"- **Privacy (spec P4).** DP-SGD ran at q = {sel['q'].mean():.4f}, T = {int(sel['steps'].mean())} "
+            f"(Opacus: q = 1/⌈n_fit/1024⌉) with noise multiplier {sel['noise_multiplier'].mean():.4f} "
+            f"(σ = {sel['noise_std'].mean():.3f}; the thesis's σ = {paper_sigma:g}, calibrated by the thesis "
+            f"for its own (q, T)). Accountant ε of the DP-SGD part: {sel['eps_dpsgd'].mean():.3f} (PLD), "
+            f"{sel['eps_dpsgd_rdp'].mean():.3f} (RDP); total ε′ = {sel['eps_total'].mean():.3f} at δ′ = 1e-5 "
+            f"(+ ε₀ + ε₁, basic composition). Variant `{bundle.variant}`.")
+    fr = agg[agg["method"] == FERMI].sort_values("lambda") if "lambda" in agg else agg.iloc[0:0]
+    if not fr.empty and not a2.empty:
+        best = fr.iloc[(fr["accuracy_mean"] - a2.iloc[0].accuracy_mean).abs().argsort()[:1]].iloc[0]
+        ratio = best.sp_gap_mean / max(a2.iloc[0].sp_gap_mean, 1e-12)
+        lines.append(
+            f"- **Thesis claim** (Algorithm 2 has the smaller SP gap at comparable accuracy): DP-FERMI's "
+            f"closest-accuracy row is λ = {best['lambda']:g} with accuracy {best.accuracy_mean:.4f} and SP gap "
+            f"{best.sp_gap_mean:.4f}, {ratio:.1f}× Algorithm 2's: "
+            + ("**holds**." if ratio > 1 else "**does not hold** here."))
+    other = agg[agg["method"] == FERMI_OTHER]
+    if not other.empty and not fr.empty:
+        o_last = other.sort_values("lambda").iloc[-1]
+        f_last = fr.iloc[-1]
+        blocked = o_last.sp_gap_mean > 2 * f_last.sp_gap_mean and o_last.sp_gap_mean > 0.5 * ctx["base_sp"]
+        lines.append(
+            "- **DP-FERMI group order (spec seed-004 §4.3, measured-anchors).** The code's 1×1 W keeps one "
+            "ERMI term, that of the group listed first in the training frame. With the male term (our "
+            "`DP-FERMI` rows) the SP gap falls with λ as in the table; with the female term (`DP-FERMI (other "
+            "group order)`) it is " + ", ".join(f"{r.sp_gap_mean:.3f} at λ = {r['lambda']:g}"
+                                                for _, r in other.sort_values("lambda").iterrows())
+            + (", i.e. the regularizer does not reduce the gap (the authors' code on the rebuilt Adult file "
+               "gave 0.21–0.23 at λ = 1 for this reason)." if blocked else
+               ": on this dataset the base model is already nearly fair, so both orders give small gaps."))
+    strict = agg[agg["method"] == FERMI_STRICT]
+    if not strict.empty:
+        lines.append(
+            "- **DP-FERMI (strict)** (paper math: full ERMI, per-sample clipping, accountant-calibrated noise; "
+            "ablation): SP gap " + ", ".join(f"{r.sp_gap_mean:.3f}" for _, r in strict.sort_values("lambda").iterrows())
+            + f" and accuracy {strict['accuracy_mean'].min():.3f}–{strict['accuracy_mean'].max():.3f} over the "
+            "table's λ: with the true ERMI (small when predictions are nearly group-independent) and clipped, "
+            "noised steps, λ in this range barely moves the model. The table's λ values are specific to the "
+            "code's one-term surrogate.")
+    summ = bundle.summary
+    judged = summ[summ["within"].notna() & summ["metric"].isin(["accuracy", "sp_gap"])]
+    fermi_rows = judged[(judged["method"] == FERMI) & (judged["metric"] == "accuracy")]
+    if not fermi_rows.empty:
+        ctx["fermi_acc_diff"] = float(pd.to_numeric(fermi_rows["diff"]).mean())
+    bad = judged[judged["within"].astype(str).str.lower() != "true"]
+    if bad.empty and not judged.empty:
+        lines.append("- Every paper value is within its tolerance.")
+    elif not bad.empty:
+        lines.append("- **Rows outside tolerance, and why:**")
+        for (method, metric), grp in bad.groupby(["method", "metric"], sort=False):
+            rows = "; ".join(
+                f"{r['setting'] if isinstance(r['setting'], str) else 'ours'} {r['mean']:.4f} vs {r['paper']:.4f} "
+                f"(diff {r['diff']:+.4f}, tol {r['tolerance']:g})" for _, r in grp.iterrows())
+            lines.append(f"  - {method} {metric}: {rows}. Why: " + _explain(str(method), str(metric), dataset, ctx))
+    data = _data_row(bundle)
+    if data is not None:
+        lines.append(
+            f"- Data: {data['dataset']} from `{data['source']}`"
+            + ("" if bool(data["canonical"]) else " (**derived substitute**, not the canonical file)")
+            + f"; {int(data['rows'])} rows × {int(data['features'])} features; DP-SGD fit on "
+              f"{int(data['n_fit'])}, post-processing {int(data['n_post'])}, DP-FERMI trains on "
+              f"{int(data['n_full_train'])}, test {int(data['n_test'])}.")
+    return "\n".join(lines)

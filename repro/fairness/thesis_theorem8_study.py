@@ -1,0 +1,232 @@
+"""Study module for ``experiments/thesis-theorem-8.toml``: checks of Theorem 7, Proposition 6 and
+Theorem 8 / Proposition 9 of the thesis (Part I).
+
+Checks (one per cell, ``check``):
+
+* ``theorem7-exact``: Algorithm 1 on a grid of (α, β) plus random pairs, population level, exact
+  arithmetic in doubles: Δ_SP = 0 and U = |α − β| (each group changes (α − β)/2).
+* ``theorem7-montecarlo``: Algorithm 1 applied query by query (s ~ U(0, 1)) to the base classifier's
+  predictions on the whole dataset (the "population"): the group positive rates and change rates
+  match (α + β)/2 and |α − β|/2 within 4 binomial standard errors.
+* ``proposition6``: random randomized post-processings (keep/flip probabilities per group) and random
+  hard-prediction perturbations of finite samples satisfy U ≥ |α − β| − γ.
+* ``theorem8``: a FIXED base classifier (DP-SGD logistic regression on [x, A], trained once) on the
+  dataset as the population; each of ``runs`` repetitions draws a post-processing sample with the
+  thesis's group sizes n₀, n₁ (i.i.d. from each group, so ᾱ ~ Bin(n₀, α)/n₀ exactly), runs
+  Algorithm 2 and computes the population Δ_SP and U of the result exactly. Reports the share of
+  runs inside the Theorem 8(b) bound (claim ≥ 1 − η), the mean Δ_SP against Proposition 9, and the
+  share with U − err* ≤ (5/2)·bound, err* = max(0, |α − β| − Δ_SP) (Theorem 8(c), via Prop. 6).
+
+Spec: seed-003-thesis.md §2.2–§2.6, §9.1–§9.2 (item 9), §10 P1.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from repro.fairness.private_postprocessing import (
+    algorithm1,
+    apply_rule,
+    fair_rule,
+    proposition6_lower_bound,
+    proposition9_sp_bound,
+    theorem8_sp_bound,
+)
+from repro.fairness.thesis_part1_study import prepare
+from repro.privacy.dp_sgd import train_dp_sgd_logistic
+from repro.trial import TrialContext, TrialOutput
+
+__all__ = ["VERSION", "CODE_DEPENDENCIES", "CHECKS", "run_trial", "plot", "report_markdown"]
+
+VERSION = "1"
+CODE_DEPENDENCIES = ("repro.fairness.private_postprocessing", "repro.fairness.thesis_part1_study",
+                     "repro.privacy.dp_sgd", "repro.learners.logistic")
+CHECKS = ("theorem7-exact", "theorem7-montecarlo", "proposition6", "theorem8")
+
+
+@functools.lru_cache(maxsize=4)
+def _population(dataset: str, base_seed: int, noise_multiplier: float, epochs: int, subsample: int
+                ) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """(base predictions h on every row, groups a, n₀ and n₁ of the post-processing split) for a
+    base model trained once per dataset."""
+    ds, sp, X = prepare(dataset, base_seed, "fixed", 0, subsample)
+    Xa = np.hstack([X, ds.s[:, None].astype(np.float64)])
+    rng = TrialContext("thesis-theorem-8", "", "", 0, base_seed).shared_rng("base-model", dataset)
+    res = train_dp_sgd_logistic(Xa[sp.train], ds.y[sp.train], noise_multiplier=noise_multiplier,
+                                epochs=epochs, rng=rng)
+    post = ds.s[sp.post]
+    return res.model.predict(Xa), ds.s.astype(np.int64), int(np.sum(post == 0)), int(np.sum(post == 1))
+
+
+def _exact(rng: np.random.Generator, n_random: int) -> TrialOutput:
+    grid = np.linspace(0, 1, 21)
+    pairs = [(a, b) for a in grid for b in grid] + [tuple(x) for x in rng.random((n_random, 2))]
+    sp_err, u_err, half_err = 0.0, 0.0, 0.0
+    for a, b in pairs:
+        rule = algorithm1(a, b)
+        r0, r1 = rule.positive_rates(a, b)
+        c0, c1 = rule.change_probabilities(a, b)
+        sp_err = max(sp_err, abs(r0 - r1))
+        u_err = max(u_err, abs(c0 + c1 - abs(a - b)))
+        half_err = max(half_err, abs(c0 - abs(a - b) / 2), abs(c1 - abs(a - b) / 2))
+    return TrialOutput(records=[{"t7_max_sp_gap": sp_err, "t7_max_u_error": u_err,
+                                 "t7_max_group_change_error": half_err, "n_cases": float(len(pairs))}])
+
+
+def _montecarlo(params: dict[str, Any], rng: np.random.Generator) -> TrialOutput:
+    h, a, _, _ = _population(str(params["dataset"]), int(params.get("base_seed", 0)),
+                             float(params["noise_multiplier"]), int(params["epochs"]), int(params["subsample"]))
+    alpha, beta = float(h[a == 0].mean()), float(h[a == 1].mean())
+    rule = algorithm1(alpha, beta)
+    reps = int(params["mc_repeats"])
+    zs, sps, us = [], [], []
+    n0, n1 = int(np.sum(a == 0)), int(np.sum(a == 1))
+    target = (alpha + beta) / 2
+    for _ in range(reps):
+        out = apply_rule(h, a, rule, rng=rng)
+        r0, r1 = out[a == 0].mean(), out[a == 1].mean()
+        c0, c1 = np.mean(out[a == 0] != h[a == 0]), np.mean(out[a == 1] != h[a == 1])
+        se = lambda p, n: np.sqrt(max(p * (1 - p), 1e-300) / n)  # noqa: E731
+        half = abs(alpha - beta) / 2
+        zs += [abs(r0 - target) / se(target, n0), abs(r1 - target) / se(target, n1),
+               abs(c0 - half) / se(half, n0), abs(c1 - half) / se(half, n1)]
+        sps.append(abs(r0 - r1))
+        us.append(c0 + c1)
+    zs = np.array(zs)
+    return TrialOutput(records=[{"alpha": alpha, "beta": beta, "mc_mean_sp_gap": float(np.mean(sps)),
+                                 "mc_mean_u": float(np.mean(us)), "abs_alpha_minus_beta": abs(alpha - beta),
+                                 "mc_share_within_4se": float(np.mean(zs <= 4)), "mc_max_z": float(zs.max())}])
+
+
+def _prop6(rng: np.random.Generator, n_random: int) -> TrialOutput:
+    alpha, beta = rng.random(n_random), rng.random(n_random)
+    keep, flip = rng.random((n_random, 2)), rng.random((n_random, 2))
+    r0 = alpha * keep[:, 0] + (1 - alpha) * flip[:, 0]
+    r1 = beta * keep[:, 1] + (1 - beta) * flip[:, 1]
+    u = (alpha * (1 - keep[:, 0]) + (1 - alpha) * flip[:, 0]
+         + beta * (1 - keep[:, 1]) + (1 - beta) * flip[:, 1])
+    slack = u - np.array([proposition6_lower_bound(x, y, abs(g)) for x, y, g in zip(alpha, beta, r0 - r1, strict=True)])
+    fin = []
+    for _ in range(min(n_random, 500)):
+        n = 200
+        a = rng.integers(0, 2, n)
+        a[:2] = (0, 1)
+        h = (rng.random(n) < rng.random()).astype(int)
+        hh = np.where(rng.random(n) < 0.3 * rng.random(), 1 - h, h)
+        al, be = h[a == 0].mean(), h[a == 1].mean()
+        gamma = abs(hh[a == 0].mean() - hh[a == 1].mean())
+        uu = np.mean(hh[a == 0] != h[a == 0]) + np.mean(hh[a == 1] != h[a == 1])
+        fin.append(uu - proposition6_lower_bound(al, be, gamma))
+    fin = np.array(fin)
+    # Algorithm 1's rule attains the bound with γ = 0 (slack 0)
+    rule = algorithm1(0.4, 0.1)
+    attained = sum(rule.change_probabilities(0.4, 0.1)) - proposition6_lower_bound(0.4, 0.1, 0.0)
+    return TrialOutput(records=[{"p6_violations": float(np.sum(slack < -1e-12) + np.sum(fin < -1e-12)),
+                                 "p6_min_slack": float(min(slack.min(), fin.min())),
+                                 "p6_attained_slack": float(attained), "n_cases": float(n_random + fin.size)}])
+
+
+def _theorem8(params: dict[str, Any], rng: np.random.Generator) -> TrialOutput:
+    h, a, n0, n1 = _population(str(params["dataset"]), int(params.get("base_seed", 0)),
+                               float(params["noise_multiplier"]), int(params["epochs"]), int(params["subsample"]))
+    alpha, beta = float(h[a == 0].mean()), float(h[a == 1].mean())
+    eps0, eps1, eta = float(params["eps0"]), float(params["eps1"]), float(params["eta"])
+    runs = int(params["runs"])
+    a_bar = rng.binomial(n0, alpha, runs) / n0
+    b_bar = rng.binomial(n1, beta, runs) / n1
+    a_til = np.clip(a_bar + rng.laplace(0, 1 / (n0 * eps0), runs), 0, 1)
+    b_til = np.clip(b_bar + rng.laplace(0, 1 / (n1 * eps1), runs), 0, 1)
+    sp = np.empty(runs)
+    u = np.empty(runs)
+    for i in range(runs):
+        rule = fair_rule(a_til[i], b_til[i])
+        r0, r1 = rule.positive_rates(alpha, beta)
+        sp[i] = abs(r0 - r1)
+        u[i] = sum(rule.change_probabilities(alpha, beta))
+    bound = theorem8_sp_bound(n0, n1, eps0, eps1, eta)
+    p9 = proposition9_sp_bound(n0, n1, eps0, eps1)
+    err_star = np.maximum(0.0, abs(alpha - beta) - sp)
+    hp_share = float(np.mean(sp <= bound))
+    util_share = float(np.mean(u - err_star <= 2.5 * bound))
+    table = [{"quantile": qq, "sp_gap": float(np.quantile(sp, qq)), "bound": bound}
+             for qq in (0.5, 0.9, 0.95, 0.99, 1.0)]
+    return TrialOutput(records=[{
+        "alpha": alpha, "beta": beta, "t8_sp_bound": bound, "t8_share_within": hp_share,
+        "t8_holds": float(hp_share >= 1 - eta), "p9_bound": p9, "mean_sp_gap": float(sp.mean()),
+        "p9_holds": float(sp.mean() <= p9), "t8_utility_share_within": util_share,
+        "t8_utility_holds": float(util_share >= 1 - eta), "mean_u_minus_err_star": float(np.mean(u - err_star)),
+        "max_sp_gap": float(sp.max()), "n0": float(n0), "n1": float(n1),
+    }], tables={"theorem8_quantiles": table})
+
+
+def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
+    """Run the check named by ``params["check"]`` (see the module docstring)."""
+    check = str(params["check"])
+    params = {**params, "base_seed": ctx.base_seed}
+    if check == "theorem7-exact":
+        return _exact(ctx.rng, int(params["n_random"]))
+    if check == "theorem7-montecarlo":
+        return _montecarlo(params, ctx.rng)
+    if check == "proposition6":
+        return _prop6(ctx.rng, int(params["n_random"]))
+    if check == "theorem8":
+        return _theorem8(params, ctx.rng)
+    raise ValueError(f"unknown check {check!r}; expected one of {CHECKS}")
+
+
+def plot(bundle, outdir: Path) -> list[Path]:
+    """Distribution of Δ_SP over Algorithm 2 runs (quantiles) against the Theorem 8 / Prop. 9 bounds."""
+    from repro.plotting import new_figure, save_figure
+
+    t = bundle.trials
+    rows = t[t["check"] == "theorem8"] if "check" in t else t.iloc[0:0]
+    fig, axes = new_figure(width=4.2, height=3.0)
+    ax = axes[0][0]
+    try:
+        q = bundle.table("theorem8_quantiles")
+    except Exception:  # noqa: BLE001
+        q = None
+    for i, (ds, g) in enumerate(rows.groupby("dataset")):
+        x = np.full(1, i)
+        ax.scatter(x, [g["mean_sp_gap"].mean()], color="C0", marker="o", zorder=3,
+                   label="mean Δ_SP (ours)" if i == 0 else None)
+        ax.scatter(x, [g["max_sp_gap"].max()], color="C0", marker="x", zorder=3,
+                   label="max Δ_SP over runs" if i == 0 else None)
+        if q is not None and "setting" in q:
+            qq = q[q["setting"].str.contains(f"dataset={ds}")]
+            q95 = qq[qq["quantile"] == 0.95]["sp_gap"]
+            if not q95.empty:
+                ax.scatter(x, [q95.mean()], color="C0", marker="^", label="95 % quantile" if i == 0 else None)
+        ax.hlines(g["t8_sp_bound"].mean(), i - 0.3, i + 0.3, color="C3",
+                  label=f"Theorem 8(b) bound, η = {bundle.spec.params.get('eta', 0.05):g}" if i == 0 else None)
+        ax.hlines(g["p9_bound"].mean(), i - 0.3, i + 0.3, color="C2", linestyle="--",
+                  label="Proposition 9 bound (mean)" if i == 0 else None)
+    ax.set_xticks(range(rows["dataset"].nunique()), sorted(rows["dataset"].unique()))
+    ax.set_yscale("log")
+    ax.set_ylabel("population Δ_SP after Algorithm 2")
+    ax.set_title("Theorem 8 / Proposition 9: Δ_SP of Algorithm 2 vs bounds", fontsize=8)
+    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)
+    return save_figure(fig, outdir, "thesis-theorem-8")
+
+
+def report_markdown(bundle) -> str:
+    t = bundle.trials
+    lines = []
+    if "check" not in t:
+        return ""
+    for _, r in t[t["check"] == "theorem8"].groupby("dataset").mean(numeric_only=True).iterrows():
+        lines.append(
+            f"- Theorem 8 on {r.name}: α = {r.alpha:.4f}, β = {r.beta:.4f}; bound (b) = {r.t8_sp_bound:.4f}, "
+            f"share of runs inside = {r.t8_share_within:.4f} (claim ≥ 1 − η); mean Δ_SP = {r.mean_sp_gap:.4f} "
+            f"≤ Prop. 9 bound {r.p9_bound:.4f}: {'yes' if r.p9_holds == 1 else 'NO'}; utility bound share "
+            f"{r.t8_utility_share_within:.4f}. The bounds are loose by a factor ≈ "
+            f"{r.t8_sp_bound / max(r.mean_sp_gap, 1e-12):.0f} against the mean.")
+    ex = t[t["check"] == "theorem7-exact"]
+    if not ex.empty:
+        lines.append(f"- Theorem 7 (exact, {int(ex['n_cases'].iloc[0])} (α, β) pairs): max Δ_SP "
+                     f"{ex['t7_max_sp_gap'].max():.2e}, max |U − |α−β|| {ex['t7_max_u_error'].max():.2e}.")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Learners: logistic regression, DP-FERMI."""

@@ -1,0 +1,166 @@
+"""The DP-FERMI engine (spec seed-004 §2–§5, seed-003 §3.3)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from repro.errors import InvalidParameterError
+from repro.learners.dp_fermi import (
+    REFERENCE,
+    STRICT,
+    DPFermiConfig,
+    _psi_parts,
+    _psi_value,
+    ermi,
+    group_floor,
+    sensitive_only_noise,
+    thesis_all_feature_noise,
+    train_dp_fermi,
+)
+from repro.learners.logistic import sigmoid, train_minibatch_logistic
+
+
+def _data(n=1500, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    s = (rng.random(n) < 0.35).astype(int)
+    X = rng.normal(size=(n, d)) + s[:, None] * 0.8
+    y = (X @ np.linspace(1, -0.5, d) + rng.logistic(size=n) > 0.3).astype(float)
+    return X, y, s
+
+
+def test_lambda_zero_without_noise_is_plain_minibatch_logistic_regression() -> None:
+    X, y, s = _data()
+    cfg = REFERENCE.with_(lam=0.0, sigma_theta=0.0, sigma_w=0.0, w_init="zeros", epochs=5, batch_size=128,
+                          theta_clip="none", lr_theta=0.1)
+    res = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(5))
+    plain = train_minibatch_logistic(X, y, lr=0.1, batch_size=128, epochs=5, rng=np.random.default_rng(5))
+    np.testing.assert_allclose(res.model.w, plain.w, rtol=1e-12, atol=1e-14)
+    assert res.model.b == pytest.approx(plain.b, rel=1e-12)
+    # batch clipping at a huge L is inactive, so it is the same run again
+    res2 = train_dp_fermi(X, y, s, cfg.with_(theta_clip="batch", clip_norm=1e9), rng=np.random.default_rng(5))
+    np.testing.assert_array_equal(res2.model.w, res.model.w)
+
+
+@pytest.mark.parametrize("form", ["full", "code_1x1"])
+def test_psi_gradients_match_finite_differences(form: str) -> None:
+    rng = np.random.default_rng(1)
+    m, d = 40, 3
+    X = rng.normal(size=(m, d))
+    s = rng.integers(0, 2, m)
+    th = rng.normal(size=d)
+    inv = 1 / np.sqrt(np.array([0.4, 0.6]))
+    W = rng.normal(size=(1, 1) if form == "code_1x1" else (2, 2))
+    F = sigmoid(X @ th)
+    dz, gW = _psi_parts(F, s, W, inv, form, 1)
+    grad_theta = X.T @ dz / m
+    h = 1e-6
+    for j in range(d):
+        e = np.zeros(d)
+        e[j] = h
+        fd = (_psi_value(sigmoid(X @ (th + e)), s, W, inv, form, 1)
+              - _psi_value(sigmoid(X @ (th - e)), s, W, inv, form, 1)) / (2 * h)
+        assert grad_theta[j] == pytest.approx(fd, rel=1e-5, abs=1e-9)
+    gWm = gW.mean(axis=0)
+    for idx in np.ndindex(W.shape):
+        E = np.zeros_like(W)
+        E[idx] = h
+        fd = (_psi_value(F, s, W + E, inv, form, 1) - _psi_value(F, s, W - E, inv, form, 1)) / (2 * h)
+        assert gWm[idx] == pytest.approx(fd, rel=1e-5, abs=1e-9)
+
+
+def test_full_form_maximum_over_w_is_ermi() -> None:
+    rng = np.random.default_rng(2)
+    m = 500
+    p = rng.random(m)
+    s = rng.integers(0, 2, m)
+    pr = np.bincount(s) / m
+    inv = 1 / np.sqrt(pr)
+    f = np.stack([1 - p, p], axis=1)
+    joint = f.T @ np.eye(2)[s] / m                     # (label j, group r)
+    W_star = (joint / f.mean(axis=0)[:, None]).T * inv[:, None]   # W*_{r,j} = p(j,r)/(√p_r p_j)
+    val = _psi_value(p, s, W_star, inv, "full", 0)
+    assert val == pytest.approx(ermi(p, s), rel=1e-10)
+    for _ in range(50):   # W* is the maximizer (strong concavity)
+        assert _psi_value(p, s, W_star + rng.normal(scale=0.1, size=(2, 2)), inv, "full", 0) <= val + 1e-12
+
+
+def test_code_1x1_keeps_one_ermi_term() -> None:
+    # max_w ψ_B = π r0² / (π r0 + (1−π) r1) − 1 for the surviving group (spec seed-004 §4.3)
+    p = np.r_[np.full(30, 0.2), np.full(70, 0.6)]
+    s = np.r_[np.zeros(30, int), np.ones(70, int)]
+    inv = 1 / np.sqrt(np.array([0.3, 0.7]))
+    pi, r0, r1 = 0.3, 0.2, 0.6
+    w_star = pi * r0 / (math.sqrt(pi) * (pi * r0 + (1 - pi) * r1))
+    expected = pi * r0**2 / (pi * r0 + (1 - pi) * r1) - 1
+    assert _psi_value(p, s, np.array([[w_star]]), inv, "code_1x1", 0) == pytest.approx(expected)
+
+
+def test_noise_formulas() -> None:
+    n, T, rho, eps = 33_916, 1700, 0.3246, 3.0
+    st, sw = thesis_all_feature_noise(n, T, rho, eps, 1e-5)
+    ln = math.log(1e5)
+    assert sw == pytest.approx(math.sqrt(32 * T * ln * (25 + 1 / rho)) / (eps * n))
+    assert st == pytest.approx(math.sqrt(64 * 25 * 25 * ln * T / rho + 32 * 625 * 25 * 4 * ln * T) / (eps * n))
+    # seed-004 §5 worked table (sensitive-only, δ = 1/n², Adult, T = 6,800, ρ = 0.325): σ_W = 0.026 at ε = 3
+    st2, sw2 = sensitive_only_noise(33_916, 6800, 0.325, 3.0, 1 / 33_916**2)
+    assert sw2 == pytest.approx(0.026, abs=5e-4) and st2 == pytest.approx(0.65, abs=5e-3)
+    assert group_floor(np.array([0, 0, 0, 1, 1])) == pytest.approx(1 / 5)
+
+
+def test_strict_mode_is_dp_sgd_and_deterministic() -> None:
+    X, y, s = _data(n=2000)
+    cfg = STRICT.with_(lam=1.0, noise_multiplier=1.1, epochs=3, batch_size=200)
+    a = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(3))
+    b = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(3))
+    np.testing.assert_array_equal(a.model.w, b.model.w)
+    assert a.steps == 30 and a.sampling_probability == pytest.approx(0.1)
+    assert a.event is not None and a.W[0].shape == (2, 2)
+
+
+def test_regularizer_reduces_the_parity_gap() -> None:
+    X, y, s = _data(n=4000, seed=4)
+    base = REFERENCE.with_(ermi_form="full", w_init="zeros", epochs=40, batch_size=256, lr_theta=0.2, lr_w=0.2,
+                           theta_clip="none")
+    gaps = []
+    for lam in (0.0, 3.0):
+        res = train_dp_fermi(X, y, s, base.with_(lam=lam), rng=np.random.default_rng(0))
+        pred = res.model.predict(X)
+        gaps.append(abs(pred[s == 0].mean() - pred[s == 1].mean()))
+    assert gaps[1] < 0.6 * gaps[0]
+
+
+def test_bad_switch_is_reported() -> None:
+    with pytest.raises(InvalidParameterError, match="ermi_form"):
+        DPFermiConfig(ermi_form="nope")
+    with pytest.raises(InvalidParameterError, match="lambda"):
+        DPFermiConfig(lam=-1)
+
+
+@pytest.mark.parametrize("form", ["full", "code_1x1"])
+def test_closed_form_w_gradient_sums_and_norms(form: str) -> None:
+    from repro.learners.dp_fermi import _psi_dz, _w_grad_sqnorm, _w_grad_sum
+
+    rng = np.random.default_rng(6)
+    m = 60
+    F = rng.random(m)
+    s = rng.integers(0, 2, m)
+    inv = 1 / np.sqrt(np.array([0.3, 0.7]))
+    W = rng.normal(size=(1, 1) if form == "code_1x1" else (2, 2))
+    dz, gW = _psi_parts(F, s, W, inv, form, 0)
+    wts = rng.random(m)
+    np.testing.assert_allclose(_psi_dz(F, s, W, inv, form, 0), dz, rtol=1e-12)
+    np.testing.assert_allclose(_w_grad_sum(wts, F, s, W, inv, form, 0), np.tensordot(wts, gW, axes=(0, 0)),
+                               rtol=1e-12)
+    np.testing.assert_allclose(_w_grad_sqnorm(F, s, W, inv, form, 0), np.sum(gW**2, axis=(1, 2)), rtol=1e-12)
+
+
+def test_per_sample_joint_gradients_are_clipped() -> None:
+    # With a huge learning rate on W only, one strict step moves W by at most lr·(Σ clipped)/denom ≤ lr·C·m/denom
+    X, y, s = _data(n=500)
+    cfg = STRICT.with_(lam=1.0, noise_multiplier=0.0, epochs=1, batch_size=500, lr_theta=1e-12, lr_w=1.0,
+                       clip_norm=0.01, w_radius=1e6)
+    res = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(0))
+    assert np.linalg.norm(res.W[0]) <= 0.01 * 500 / 500 + 1e-9

@@ -1,0 +1,67 @@
+"""Accountant wrappers: calibration, thesis σ values, Laplace events, Opacus sampling (spec seed-003 §3.2, P4)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from repro.errors import InvalidParameterError
+from repro.privacy.accounting import (
+    calibrate_noise_multiplier,
+    dp_sgd_epsilon,
+    dp_sgd_event,
+    epsilon,
+    laplace_event,
+    opacus_sampling,
+)
+
+
+@pytest.mark.parametrize(("target", "q", "steps"), [(2.9, 1 / 23, 1150), (8.8, 1 / 15, 1500)])
+def test_calibrated_multiplier_meets_target_within_one_percent(target: float, q: float, steps: int) -> None:
+    nm = calibrate_noise_multiplier(target, 1e-5, q, steps)
+    eps = dp_sgd_epsilon(nm, q, steps, 1e-5)
+    assert eps <= target + 1e-9
+    assert eps >= 0.99 * target
+    # a 2 % smaller multiplier must overshoot the target (the calibration is not needlessly loose)
+    assert dp_sgd_epsilon(0.98 * nm, q, steps, 1e-5) > target
+
+
+# Thesis §3.2: PRV calibration at the thesis's own (q, T); σ is noise std, C = 1.5.
+THESIS_SIGMAS = [(3.13, 0.034, 1500, 2.9), (1.5, 0.034, 1500, 8.9), (4.44, 0.0683, 750, 2.8),
+                 (2.49, 0.0683, 1500, 8.8)]
+
+
+@pytest.mark.parametrize(("sigma", "q", "steps", "target"), THESIS_SIGMAS)
+def test_thesis_sigmas_reach_their_targets_under_the_thesis_q_and_T(sigma, q, steps, target) -> None:
+    eps = dp_sgd_epsilon(sigma / 1.5, q, steps, 1e-5)
+    assert target - 0.15 <= eps <= target + 0.01
+
+
+def test_rdp_is_looser_than_pld() -> None:
+    assert dp_sgd_epsilon(2.0, 0.04, 1000, 1e-5, "rdp") > dp_sgd_epsilon(2.0, 0.04, 1000, 1e-5, "pld")
+
+
+def test_laplace_event_is_pure_epsilon_dp() -> None:
+    # A Laplace mechanism with scale Δ/ε is ε-DP: δ(ε) = 0, so ε at a tiny δ is at most ε.
+    e = epsilon(laplace_event(0.05), 1e-12)
+    assert e <= 0.05 + 1e-3
+    assert e > 0.04
+
+
+def test_opacus_sampling_rules() -> None:
+    assert opacus_sampling(22_610, 1024, 50) == (1 / 23, 1150)
+    q, steps = opacus_sampling(15_000, 1024, 50, rule="B/n")
+    assert math.isclose(q, 1024 / 15_000) and steps == 750
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: dp_sgd_event(0.0, 0.1, 10), "noise_multiplier"),
+    (lambda: dp_sgd_event(1.0, 1.5, 10), "sampling_probability"),
+    (lambda: calibrate_noise_multiplier(-1.0, 1e-5, 0.1, 10), "epsilon"),
+    (lambda: calibrate_noise_multiplier(1.0, 1.5, 0.1, 10), "delta"),
+    (lambda: opacus_sampling(10, 2, 1, rule="x"), "sampling rule"),
+])
+def test_bad_input_names_the_rule(call, message: str) -> None:
+    with pytest.raises(InvalidParameterError, match=message):
+        call()
