@@ -142,8 +142,13 @@ def thm2_holds(n: float, p: Thm2Params, variant: str = "corrected") -> bool:
         n >= 144.0 * big_l / (p.alpha**2 * p.p_min)
         and n >= 6.0 * big_l * (2.0 * n / den + 1.0) / (p.epsilon * p.alpha)
         and math.sqrt(n) >= math.log(20.0 / p.beta)
-        and n > 4.0 / (p.p_min * p.epsilon) ** 2
+        and _above_side_bound(n, p)
     )
+
+
+def _above_side_bound(n: float, p: Thm2Params) -> bool:
+    """n > 4/(P_min ε)² (E-7), with a relative guard so that rounding cannot admit the boundary itself."""
+    return n * (p.p_min * p.epsilon) ** 2 > 4.0 * (1.0 + 1e-12)
 
 
 def _first_positive_den(p: Thm2Params, floor: float) -> int:
@@ -201,7 +206,7 @@ def thm2_alpha_at_n(n: float, p: Thm2Params, variant: str = "corrected") -> floa
             math.sqrt(n) + math.log(p.h_size)) / n
         c = 144.0
     else:
-        ok = den > 1 and math.sqrt(n) >= math.log(20.0 / p.beta) and n > 4.0 / (p.p_min * p.epsilon) ** 2
+        ok = den > 1 and math.sqrt(n) >= math.log(20.0 / p.beta) and _above_side_bound(n, p)
         c = 6.0
     if not ok:
         return math.inf

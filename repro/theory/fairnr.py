@@ -1,0 +1,375 @@
+"""Private-FairNR (Cummings et al. 2019, Algorithms 2–3): FTPL with noisy cumulative losses vs an auditor.
+
+The data are aggregated into *types* (records with equal features, group and label): ``counts[j]``,
+``y[j]``, ``g[j]`` (g = 1[a = 1], the single group 𝒢 = {1[a=1]}), and a finite hypothesis class is a
+prediction matrix ``pred[h, j] = h(type j) ∈ {0, 1}``. Everything is linear in the per-record losses,
+so the per-record Laplace noise of FTPL* enters only through its per-type sums, which we sample
+exactly: a sum of k i.i.d. Lap(b) is Gamma(k, b) − Gamma(k, b).
+
+The game (FP form, spec §5.2–§5.3), for a record i and dual λ = λ⁺ − λ⁻ ∈ [−C, C]:
+
+    ℓ_i(λ) = (1 − 2y_i)/n + 1[y_i = 0]·λ·(q − g_i)/n,   q = n_{g0}/n₀,
+    U(h, λ) = Σ_i h_i ℓ_i(λ) + #{y = 1}/n = err(h) + λ·Φ₊(h),
+    Φ₊(h) = A_FP·(FP(h) − FP(h, g)) = (1/n) Σ_{y_i=0} h_i (q − g_i).
+
+Equal opportunity (FN rates) is obtained by the label flip of spec §5.1 / DEC-19: train h′ on
+y′ = 1 − y over the complemented class and output h = 1 − h′.
+
+Modes (spec §5.7):
+
+- ``"paper"`` [P]: reading (a) of LC (cumulative FTPL loss, DEC-11), Laplace scale 1/ε′ with the
+  paper's ε′ = ε/(((2+C)/n)√(mT ln(1/δ))) for every round, and the noiseless auditor (argmax).
+- ``"corrected"`` [X] (ours): the same learner with the Laplace scale of each release set to
+  Δ₁(t)/ε₀, where Δ₁(t) is the ℓ₁ sensitivity of the cumulative loss vector at round t (it grows
+  like t: :func:`cumulative_loss_sensitivity`), and an exponential-mechanism auditor at ε₀; the
+  m(T−1) + T pure ε₀-DP steps are composed exactly (optimal homogeneous composition,
+  :func:`composition_delta`), and ε₀ is calibrated to the target (ε, δ).
+- ``"nonprivate"``: no noise, argmax auditor (FTPL with zero noise is follow-the-leader).
+
+Spec: seed-000-002-compat.md §4 (Alg. 2, Lemma 4), §5.1–§5.7, §8 (DEC-10 … DEC-19, DEC-23, DEC-26).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from repro.errors import InvalidParameterError
+
+__all__ = [
+    "MODES",
+    "TypeData",
+    "flip_labels",
+    "per_round_loss",
+    "cumulative_loss",
+    "per_round_sensitivity",
+    "cumulative_loss_sensitivity",
+    "fp_violation_sensitivity",
+    "laplace_type_sums",
+    "ftpl_oracle",
+    "errors",
+    "fp_violations",
+    "auditor_best_response",
+    "auditor_exp_mech",
+    "FairNRRun",
+    "private_fairnr",
+    "lp_opt",
+    "game_value",
+    "composition_delta",
+    "calibrate_step_epsilon",
+    "pure_composition_epsilon",
+    "heterogeneous_composition_epsilon",
+]
+
+MODES = ("nonprivate", "paper", "corrected")
+
+
+@dataclass(frozen=True)
+class TypeData:
+    """A dataset aggregated into types: ``counts[j]`` records with label ``y[j]`` and group ``g[j]``."""
+
+    counts: np.ndarray
+    y: np.ndarray
+    g: np.ndarray
+
+    def __post_init__(self) -> None:
+        c, y, g = (np.asarray(v) for v in (self.counts, self.y, self.g))
+        if not (c.shape == y.shape == g.shape) or c.ndim != 1:
+            raise InvalidParameterError(f"counts, y and g must be 1-D of equal length; got {c.shape}, {y.shape}, {g.shape}.")
+        if np.any(c < 0) or not set(np.unique(y)) <= {0, 1} or not set(np.unique(g)) <= {0, 1}:
+            raise InvalidParameterError("counts must be >= 0 and y, g binary.")
+        if self.n0 < 2 or self.ng0 < 1 or self.ng0 >= self.n0:
+            raise InvalidParameterError(
+                f"need at least one negative (y = 0) record in each group; got n₀ = {self.n0}, n_g0 = {self.ng0}.")
+
+    @property
+    def n(self) -> int:
+        return int(np.sum(self.counts))
+
+    @property
+    def n0(self) -> int:
+        return int(np.sum(self.counts[self.y == 0]))
+
+    @property
+    def ng0(self) -> int:
+        return int(np.sum(self.counts[(self.y == 0) & (self.g == 1)]))
+
+    @property
+    def q(self) -> float:
+        """q = n_{g0}/n₀ = Pr[g = 1 | y = 0] on the sample."""
+        return self.ng0 / self.n0
+
+
+def flip_labels(data: TypeData, pred: np.ndarray) -> tuple[TypeData, np.ndarray]:
+    """EO via FP (spec §5.1, DEC-19): y′ = 1 − y and the complemented class h′ = 1 − h."""
+    return TypeData(data.counts, 1 - np.asarray(data.y), data.g), 1 - np.asarray(pred)
+
+
+def per_round_loss(data: TypeData, lam: float) -> np.ndarray:
+    """Per-record loss ℓ_j(λ) of each type for one round's dual λ ∈ [−C, C] (spec §5.3)."""
+    y, g = np.asarray(data.y), np.asarray(data.g)
+    return ((1 - 2 * y) + (y == 0) * lam * (data.q - g)) / data.n
+
+
+def cumulative_loss(data: TypeData, rounds: int, lam_sum: float) -> np.ndarray:
+    """LC of reading (a): Σ_{r<t} ℓ(λ^r) = (t−1)(1−2y)/n + 1[y=0]·(Σλ^r)(q − g)/n, with rounds = t − 1."""
+    y, g = np.asarray(data.y), np.asarray(data.g)
+    return (rounds * (1 - 2 * y) + (y == 0) * lam_sum * (data.q - g)) / data.n
+
+
+def per_round_sensitivity(n: int, C: float) -> float:
+    """ℓ₁ sensitivity of one round's loss vector under replace-one: (max(2 + C, 2C) + C)/n.
+
+    The replaced record's coordinate moves within {−1/n} ∪ [(1−C)/n, (1+C)/n] (width max(2+C, 2C)/n,
+    E-15), and the change of q = n_{g0}/n₀ moves every other y = 0 coordinate by |λ||Δq|/n with
+    Σ ≤ C/n. The paper uses (2 + C)/n. Spec: §5.3.
+    """
+    return (max(2.0 + C, 2.0 * C) + C) / n
+
+
+def cumulative_loss_sensitivity(n: int, rounds: int, lam_abs_sum: float) -> float:
+    """ℓ₁ sensitivity of the cumulative loss LC at round t (rounds = t − 1, Λ = |Σ_{r<t} λ^r| public).
+
+    (max(2(t−1) + Λ, 2Λ) + Λ)/n ≤ (t−1)·per-round sensitivity. Spec: §5.3 (reading (a)), §5.7.
+    """
+    lam = abs(lam_abs_sum)
+    return (max(2.0 * rounds + lam, 2.0 * lam) + lam) / n
+
+
+def fp_violation_sensitivity(n: int) -> float:
+    """Sensitivity of Φ₊(h) (and of any average over fixed hypotheses) under replace-one: 2/n. Spec: §5.7."""
+    return 2.0 / n
+
+
+def laplace_type_sums(counts: np.ndarray, scale: float, *, rng: np.random.Generator) -> np.ndarray:
+    """Per-type sums of ``counts[j]`` i.i.d. Lap(scale) draws, exactly: Gamma(k, b) − Gamma(k, b)."""
+    counts = np.asarray(counts, dtype=float)
+    if scale == 0:
+        return np.zeros_like(counts)
+    k = np.maximum(counts, 1e-300)
+    s = rng.gamma(k, scale) - rng.gamma(k, scale)
+    return np.where(counts > 0, s, 0.0)
+
+
+def ftpl_oracle(pred: np.ndarray, data: TypeData, cum_loss: np.ndarray, scale: float, *,
+                rng: np.random.Generator) -> int:
+    """One FTPL* step: argmin_h ⟨LC + ξ, h⟩ with ξ_i ~ Lap(scale) per record (CSC(H) by enumeration).
+
+    Ties go to the lowest index (DEC-26). With ``scale = 0`` this is follow-the-leader.
+    Spec: §4.1, §5.4.
+    """
+    total = np.asarray(data.counts) * cum_loss + laplace_type_sums(data.counts, scale, rng=rng)
+    return int(np.argmin(pred @ total))
+
+
+def errors(pred: np.ndarray, data: TypeData) -> np.ndarray:
+    """Sample error err(h) of every h (0-1 loss)."""
+    y = np.asarray(data.y)
+    wrong = np.where(y[None, :] == 1, 1 - pred, pred)
+    return wrong @ np.asarray(data.counts) / data.n
+
+
+def fp_violations(pred: np.ndarray, data: TypeData) -> np.ndarray:
+    """Φ₊(h) = A_FP(g)·(FP(h) − FP(h, g)) = (1/n) Σ_{y=0} h_i (q − g_i) for every h (spec §5.3)."""
+    y, g = np.asarray(data.y), np.asarray(data.g)
+    w = np.asarray(data.counts) * (y == 0) * (data.q - g) / data.n
+    return pred @ w
+
+
+def auditor_best_response(v: float, C: float, slack: float = 0.0) -> float:
+    """Noiseless auditor: λ = +C if Φ₊ is the larger violation, −C otherwise; 0 if max(±v) ≤ slack > 0.
+
+    Ties go to +C (DEC-26). Spec: §5.4 ("Auditor best response"), DEC-10.
+    """
+    if slack > 0 and max(v, -v) <= slack:
+        return 0.0
+    return C if v >= -v else -C
+
+
+def auditor_exp_mech(v: float, C: float, slack: float, epsilon: float, n: int, *,
+                     rng: np.random.Generator) -> float:
+    """Private auditor [X]: exponential mechanism over λ ∈ {+C, −C} (and 0 if slack > 0).
+
+    Scores are the payoffs C(σv − slack) (0 for λ = 0), each of sensitivity C·2/n; sampling
+    ∝ exp(ε·score/(2·sensitivity)) is ε-DP. Spec: §5.5 (E-17 fix), DEC-13.
+    """
+    options = [C, -C] + ([0.0] if slack > 0 else [])
+    scores = np.array([C * (v - slack), C * (-v - slack)] + ([0.0] if slack > 0 else []))
+    logits = epsilon * scores / (2.0 * C * fp_violation_sensitivity(n))
+    p = np.exp(logits - special.logsumexp(logits))
+    return float(options[int(rng.choice(len(options), p=p))])
+
+
+@dataclass
+class FairNRRun:
+    """Trajectory of one run: sampled hypotheses per round, duals, noise scales."""
+
+    samples: np.ndarray  # (T, m) hypothesis indices
+    lambdas: np.ndarray  # (T,)
+    scales: np.ndarray  # (T,) Laplace scale per record used in round t
+    mode: str
+    info: dict[str, float] = field(default_factory=dict)
+
+    def mixture(self, upto: int | None = None) -> np.ndarray:
+        """Weights over H of the uniform mixture of all m·t sampled hypotheses (DEC-17)."""
+        s = self.samples[: (upto or len(self.samples))].ravel()
+        return np.bincount(s, minlength=int(self.info["n_hypotheses"])) / s.size
+
+
+def private_fairnr(pred: np.ndarray, data: TypeData, *, T: int, m: int, C: float, mode: str,
+                   rng: np.random.Generator, eps_prime: float | None = None, eps_step: float | None = None,
+                   slack: float = 0.0) -> FairNRRun:
+    """Run Algorithm 3 (FP form) for T rounds of m FTPL samples each.
+
+    Parameters
+    ----------
+    pred, data
+        Prediction matrix (|H| × types) and aggregated data (already label-flipped for EO).
+    T, m, C
+        Rounds, learner samples per round, dual bound (C = 1/α by default upstream, DEC-20).
+    mode
+        ``nonprivate``, ``paper`` (needs ``eps_prime``) or ``corrected`` (needs ``eps_step``).
+    slack
+        Kearns-style slack ξ of the auditor (DEC-10; 0 = paper-literal).
+
+    Spec: §5.4, §5.7.
+    """
+    if mode not in MODES:
+        raise InvalidParameterError(f"mode must be one of {MODES}; got {mode!r}.")
+    if T < 1 or m < 1 or not C > 0:
+        raise InvalidParameterError(f"need T >= 1, m >= 1 and C > 0; got T={T}, m={m}, C={C}.")
+    if mode == "paper" and not (eps_prime and eps_prime > 0):
+        raise InvalidParameterError("mode 'paper' needs eps_prime > 0 (the paper's ε′).")
+    if mode == "corrected" and not (eps_step and eps_step > 0):
+        raise InvalidParameterError("mode 'corrected' needs eps_step > 0 (the calibrated per-step ε₀).")
+    n = data.n
+    samples = np.empty((T, m), dtype=np.int64)
+    lambdas = np.empty(T)
+    scales = np.empty(T)
+    phi = fp_violations(pred, data)
+    lam_sum = 0.0
+    for t in range(T):
+        cum = cumulative_loss(data, t, lam_sum)
+        if mode == "nonprivate":
+            scale = 0.0
+        elif mode == "paper":
+            scale = 1.0 / eps_prime
+        else:
+            # At t = 1 LC = 0 does not depend on the data; use the round-2 scale for a non-degenerate draw.
+            sens = cumulative_loss_sensitivity(n, max(t, 1), lam_sum if t else C)
+            scale = sens / eps_step
+        scales[t] = scale
+        for s in range(m):
+            samples[t, s] = ftpl_oracle(pred, data, cum, scale, rng=rng)
+        v = float(phi[samples[t]].mean())
+        if mode == "corrected":
+            lam = auditor_exp_mech(v, C, slack, eps_step, n, rng=rng)
+        else:
+            lam = auditor_best_response(v, C, slack)
+        lambdas[t] = lam
+        lam_sum += lam
+    return FairNRRun(samples=samples, lambdas=lambdas, scales=scales, mode=mode,
+                     info={"n_hypotheses": float(pred.shape[0])})
+
+
+# --------------------------------------------------------------------------- benchmarks: LP optimum
+
+
+def lp_opt(pred: np.ndarray, data: TypeData, gamma: float = 0.0) -> float:
+    """min over distributions p on H of err(p) s.t. |Φ₊(p)| ≤ γ (the fair ERM LP, spec §5.2)."""
+    err, phi = errors(pred, data), fp_violations(pred, data)
+    k = len(err)
+    res = optimize.linprog(err, A_ub=np.vstack([phi, -phi]), b_ub=[gamma, gamma],
+                           A_eq=np.ones((1, k)), b_eq=[1.0], bounds=[(0, None)] * k, method="highs")
+    if not res.success:
+        raise InvalidParameterError(f"fair ERM LP infeasible at γ = {gamma}: {res.message}")
+    return float(res.fun)
+
+
+def game_value(pred: np.ndarray, data: TypeData, C: float) -> tuple[float, np.ndarray]:
+    """Value and a minimiser of the Lagrangian game: min_p max_{|λ|≤C} err(p) + λΦ₊(p) = min_p err(p) + C|Φ₊(p)|.
+
+    Returns (value, weights over H). Spec: §5.2 (the game the dynamics approximate).
+    """
+    err, phi = errors(pred, data), fp_violations(pred, data)
+    k = len(err)
+    # Variables (p, z): minimise err·p + C z with z ≥ ±phi·p.
+    c = np.concatenate([err, [C]])
+    a_ub = np.vstack([np.concatenate([phi, [-1.0]]), np.concatenate([-phi, [-1.0]])])
+    res = optimize.linprog(c, A_ub=a_ub, b_ub=[0.0, 0.0], A_eq=np.concatenate([np.ones(k), [0.0]])[None, :],
+                           b_eq=[1.0], bounds=[(0, None)] * (k + 1), method="highs")
+    weights = np.clip(res.x[:k], 0.0, None)
+    return float(res.fun), weights / weights.sum()
+
+
+# --------------------------------------------------------------------------- privacy accounting
+
+
+def composition_delta(eps_step: float, k: int, eps_total: float) -> float:
+    """Exact δ(ε_total) of the k-fold composition of ε_step-DP mechanisms (optimal composition).
+
+    Every ε₀-DP mechanism is dominated by binary randomized response, whose k-fold privacy loss is
+    ε₀(k − 2i) with i ~ Binomial(k, 1/(1+e^{ε₀})) (Kairouz, Oh & Viswanath 2015), so
+    δ = Σ_i Pr[i] (1 − e^{ε_total − ε₀(k−2i)})₊. Spec: §5.7 ("better: PLD composition"); checked
+    against dp_accounting's PLD accountant in the tests.
+    """
+    if k <= 0:
+        return 0.0
+    i = np.arange(k + 1)
+    q = 1.0 / (1.0 + math.exp(eps_step))
+    logpmf = stats.binom.logpmf(i, k, q)
+    loss = eps_step * (k - 2 * i)
+    mask = loss > eps_total
+    if not mask.any():
+        return 0.0
+    terms = np.exp(logpmf[mask]) * -np.expm1(eps_total - loss[mask])
+    return float(np.sum(terms))
+
+
+def pure_composition_epsilon(eps_step: float, k: int, delta: float) -> float:
+    """Smallest ε_total with composition_delta(ε_step, k, ε_total) ≤ δ (bisection; ≤ k·ε_step)."""
+    lo, hi = 0.0, k * eps_step
+    if composition_delta(eps_step, k, lo) <= delta:
+        return 0.0
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if composition_delta(eps_step, k, mid) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@functools.lru_cache(maxsize=256)
+def calibrate_step_epsilon(epsilon: float, delta: float, k: int) -> float:
+    """Largest per-step ε₀ such that k ε₀-DP steps compose (optimally) to (ε, δ)-DP (bisection)."""
+    if not epsilon > 0 or not 0 < delta < 1 or k < 1:
+        raise InvalidParameterError(f"need ε > 0, δ ∈ (0, 1), k ≥ 1; got {epsilon}, {delta}, {k}.")
+    lo, hi = epsilon / k, epsilon  # k·ε₀ ≤ ε is always enough; ε₀ = ε is enough only if k = 1
+    if composition_delta(hi, k, epsilon) <= delta:
+        return hi
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        if composition_delta(mid, k, epsilon) <= delta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def heterogeneous_composition_epsilon(eps_steps: np.ndarray, delta: float) -> float:
+    """Upper bound on the ε of composing pure ε_i-DP steps at δ: min(Σε_i, advanced composition).
+
+    Advanced composition for heterogeneous pure steps (Kairouz, Oh & Viswanath 2015, Thm 3.5):
+    Σ ε_i (e^{ε_i} − 1)/(e^{ε_i} + 1) + √(2 ln(1/δ) Σ ε_i²). Spec: §1.7 (Thm 6), §5.7.
+    """
+    e = np.asarray(eps_steps, dtype=float)
+    e = e[e > 0]
+    if e.size == 0:
+        return 0.0
+    advanced = float(np.sum(e * np.tanh(e / 2.0)) + math.sqrt(2.0 * math.log(1.0 / delta) * np.sum(e**2)))
+    return min(float(e.sum()), advanced)
