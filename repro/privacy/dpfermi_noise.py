@@ -1,0 +1,165 @@
+"""DP-FERMI Theorem 3.3: noise levels, the theorem's conditions, and an accountant cross-check.
+
+Spec: seed-004-dpfermi.md §5 (Theorem 3.3 (a) sensitive-only and (b) all-features noise, the
+conditions ε ≤ 2 ln(1/δ) and T ≥ (n√ε/(2m))², the worked numbers and privacy caveat 1).
+
+The noise formulas themselves live in the ONE DP-FERMI engine
+(:func:`repro.learners.dp_fermi.sensitive_only_noise` and
+:func:`repro.learners.dp_fermi.thesis_all_feature_noise`); this module adds what the theorem
+requires around them:
+
+- :func:`theorem33_conditions` checks ε ≤ 2 ln(1/δ) and T ≥ (n√ε/(2m))² and logs a warning for each
+  violated condition (the formulas are then *nominal*: the theorem says nothing about them);
+- :func:`theorem33_noise` returns both σ's with the conditions, δ = 1/n² by default;
+- :func:`accountant_epsilons` gives the ε that a Rényi-DP accountant assigns to the θ block alone,
+  the W block alone and the joint (θ, W) mechanism (caveat 1: the paper calibrates each block to
+  (ε, δ) separately and never composes them).
+
+Accounting model of the cross-check (spec §5 "General rule"): with the Theorem 3.3(a) noise, both
+blocks are Gaussian mechanisms on a minibatch average with the same noise multiplier
+z = σ/Δ = q·√(2T ln(1/δ))/ε, q = m/n. Each block is T compositions of a Poisson-subsampled
+Gaussian with multiplier z; the joint mechanism releases both blocks at every step, i.e. one
+Gaussian with multiplier z/√2. Poisson subsampling in the add/remove relation approximates the
+paper's shuffled replace-one setting (the same approximation as the spec's numbers).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from repro.errors import InvalidParameterError
+from repro.learners.dp_fermi import sensitive_only_noise, thesis_all_feature_noise
+from repro.privacy.accounting import Accountant, dp_sgd_epsilon
+
+__all__ = ["Theorem33Conditions", "NoiseLevels", "theorem33_conditions", "theorem33_noise",
+           "noise_multiplier", "accountant_epsilons", "min_steps"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Theorem33Conditions:
+    """The two conditions of Theorem 3.3 and whether they hold.
+
+    ``eps_limit`` = 2 ln(1/δ); ``min_steps`` = (n√ε/(2m))².
+    """
+
+    eps_ok: bool
+    steps_ok: bool
+    eps_limit: float
+    min_steps: float
+
+    @property
+    def ok(self) -> bool:
+        return self.eps_ok and self.steps_ok
+
+
+@dataclass(frozen=True)
+class NoiseLevels:
+    """σ_θ, σ_W of Theorem 3.3 for one (n, T, m, ρ, ε, δ), with the theorem's conditions."""
+
+    sigma_theta: float
+    sigma_w: float
+    scope: str
+    n: int
+    steps: int
+    batch_size: int
+    rho: float
+    epsilon: float
+    delta: float
+    conditions: Theorem33Conditions
+
+
+def min_steps(n: int, batch_size: int, epsilon: float) -> float:
+    """T_min = (n√ε/(2m))², the smallest T allowed by Theorem 3.3. Spec: seed-004 §5 conditions."""
+    return (n * math.sqrt(epsilon) / (2 * batch_size)) ** 2
+
+
+def theorem33_conditions(n: int, steps: int, batch_size: int, epsilon: float, delta: float, *,
+                         warn: bool = True) -> Theorem33Conditions:
+    """Check ε ≤ 2 ln(1/δ) and T ≥ (n√ε/(2m))²; log a warning for each violation (if ``warn``).
+
+    ε = ∞ (non-private) satisfies neither condition trivially and is reported as not applicable
+    (both flags True, no warning): no noise is added.
+
+    Spec: seed-004 §5 (conditions), §10 item 5.
+    """
+    _check(n, steps, batch_size, epsilon, delta)
+    limit = 2 * math.log(1 / delta)
+    if math.isinf(epsilon):
+        return Theorem33Conditions(True, True, limit, 0.0)
+    t_min = min_steps(n, batch_size, epsilon)
+    cond = Theorem33Conditions(epsilon <= limit, steps >= t_min, limit, t_min)
+    if warn and not cond.eps_ok:
+        log.warning("Theorem 3.3 condition violated: epsilon=%g > 2 ln(1/delta)=%.3f (delta=%g); "
+                    "the noise formula is nominal, the stated epsilon is not guaranteed.",
+                    epsilon, limit, delta)
+    if warn and not cond.steps_ok:
+        log.warning("Theorem 3.3 condition violated: T=%d < (n*sqrt(eps)/(2m))^2=%.0f (n=%d, m=%d, "
+                    "eps=%g); the noise formula is nominal, the stated epsilon is not guaranteed.",
+                    steps, t_min, n, batch_size, epsilon)
+    return cond
+
+
+def theorem33_noise(n: int, steps: int, batch_size: int, rho: float, epsilon: float,
+                    delta: float | None = None, *, scope: Literal["sensitive", "all"] = "sensitive",
+                    lipschitz: float = 5.0, w_radius: float = 5.0, warn: bool = True) -> NoiseLevels:
+    """σ_θ and σ_W of Theorem 3.3 with its conditions checked (δ = 1/n² when None).
+
+    ``scope="sensitive"``: part (a), σ_W² = 16T ln(1/δ)/(ε²n²ρ), σ_θ² = 16L²D² ln(1/δ)T/(ε²n²ρ).
+    ``scope="all"``: part (b) with the theorem statement's (larger) constants for binary
+    predictions (l = 2), as the engine implements them.
+
+    Spec: seed-004 §5 (a), (b); §10 item 5 (σ_W(Adult, ε=1) ≈ 0.0779, σ_θ ≈ 1.948).
+    """
+    if delta is None:
+        delta = 1.0 / n**2
+    cond = theorem33_conditions(n, steps, batch_size, epsilon, delta, warn=warn)
+    if scope == "sensitive":
+        st, sw = sensitive_only_noise(n, steps, rho, epsilon, delta, w_radius=w_radius, lipschitz=lipschitz)
+    elif scope == "all":
+        st, sw = thesis_all_feature_noise(n, steps, rho, epsilon, delta, w_radius=w_radius,
+                                          lipschitz=lipschitz)
+    else:
+        raise InvalidParameterError(f"scope must be 'sensitive' or 'all'; got {scope!r}.")
+    return NoiseLevels(st, sw, scope, n, steps, batch_size, rho, epsilon, delta, cond)
+
+
+def noise_multiplier(n: int, steps: int, batch_size: int, epsilon: float, delta: float) -> float:
+    """z = σ/Δ = q√(2T ln(1/δ))/ε of each Theorem 3.3(a) block (q = m/n). Spec: seed-004 §5 general rule."""
+    _check(n, steps, batch_size, epsilon, delta)
+    if math.isinf(epsilon):
+        return 0.0
+    return (batch_size / n) * math.sqrt(2 * steps * math.log(1 / delta)) / epsilon
+
+
+def accountant_epsilons(n: int, steps: int, batch_size: int, epsilon: float, delta: float | None = None,
+                        *, accountant: Accountant = "rdp") -> dict[str, float]:
+    """ε of the θ block, the W block and the joint (θ, W) mechanism under an accountant.
+
+    Returns ``{"block": ε_one_block, "joint": ε_joint, "z": z}`` (ε = ∞ gives ∞ for both).
+    Spec: seed-004 §5 caveat 1 (Adult: claimed 0.5/1/3/9 → block 0.50/1.02/3.16/11.1,
+    joint 0.72/1.45/4.59/18.5 with the RDP accountant), §10 item 8.
+    """
+    if delta is None:
+        delta = 1.0 / n**2
+    z = noise_multiplier(n, steps, batch_size, epsilon, delta)
+    if z == 0.0:
+        return {"block": math.inf, "joint": math.inf, "z": 0.0}
+    q = min(1.0, batch_size / n)
+    block = dp_sgd_epsilon(z, q, steps, delta, accountant)
+    joint = dp_sgd_epsilon(z / math.sqrt(2), q, steps, delta, accountant)
+    return {"block": float(block), "joint": float(joint), "z": float(z)}
+
+
+def _check(n: int, steps: int, batch_size: int, epsilon: float, delta: float) -> None:
+    if n < 1 or steps < 1 or batch_size < 1:
+        raise InvalidParameterError(
+            f"n, steps and batch_size must be >= 1; got {n}, {steps}, {batch_size}.")
+    if not epsilon > 0:
+        raise InvalidParameterError(f"epsilon must be > 0; got {epsilon}. Pass a positive budget.")
+    if not 0 < delta < 1:
+        raise InvalidParameterError(f"delta must lie in (0, 1); got {delta}. The paper's code uses 1/n².")

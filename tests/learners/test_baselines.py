@@ -1,0 +1,206 @@
+"""Baselines of DP-FERMI's figures (spec seed-004 §8): penalty gradients, DP-SGD core, accounting."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from repro.learners.baselines import train_jagielski_2019, train_pf_ld, train_tran_2021a
+from repro.learners.baselines._dpsgd import (
+    BatchedModels,
+    cell_layout,
+    gap_coefficients,
+    train_batched_dp_sgd,
+)
+from repro.learners.baselines.jagielski_2019 import eo_cost_difference
+from repro.learners.baselines.pf_ld import calibrate_pf_ld, pf_ld_event
+from repro.learners.logistic import sigmoid
+from repro.privacy.accounting import epsilon as acc_epsilon
+
+
+def _data(n: int = 400, d: int = 4, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, d)) + 0.8 * s[:, None]
+    y = (rng.random(n) < sigmoid(X[:, 0] + 0.5 * s - 0.3)).astype(int)
+    return X, y, s
+
+
+def _penalty(F, layout, w):
+    K = layout.n_cells
+    tot = 0.0
+    for c in range(K):
+        m_c = layout.cell == c
+        m_r = layout.ref == layout.cell_ref[c]
+        if m_c.any():
+            tot += w[c] * abs(F[m_c].mean() - F[m_r].mean())
+    return tot
+
+
+@pytest.mark.parametrize("fairness", ["dp", "eo"])
+def test_gap_coefficients_match_finite_differences(fairness: str) -> None:
+    """dP/dF_i of P = Σ_c w_c |F̄_c − F̄_r(c)| against central differences."""
+    X, y, s = _data(60)
+    lay = cell_layout(s, y, fairness)
+    rng = np.random.default_rng(1)
+    F = rng.random(60)
+    w = rng.random(lay.n_cells) + 0.5
+    dP, gap = gap_coefficients(F[:, None], lay.cell, lay.ref, lay.cell_ref, w[None, :])
+    h = 1e-7
+    for i in range(0, 60, 7):
+        Fp, Fm = F.copy(), F.copy()
+        Fp[i] += h
+        Fm[i] -= h
+        fd = (_penalty(Fp, lay, w) - _penalty(Fm, lay, w)) / (2 * h)
+        assert dP[i, 0] == pytest.approx(fd, abs=1e-6)
+    # gaps are the cell mean minus its reference mean
+    for c in range(lay.n_cells):
+        ref = F[lay.ref == lay.cell_ref[c]].mean()
+        assert gap[c, 0] == pytest.approx(F[lay.cell == c].mean() - ref)
+
+
+def test_cell_layout_eo_indices() -> None:
+    s = np.array([0, 1, 0, 1])
+    y = np.array([0, 0, 1, 1])
+    lay = cell_layout(s, y, "eo")
+    assert lay.cell.tolist() == [0, 1, 2, 3] and lay.ref.tolist() == [0, 0, 1, 1]
+    assert lay.cell_ref.tolist() == [0, 0, 1, 1]
+    with pytest.raises(Exception, match="fairness"):
+        cell_layout(s, y, "calibration")
+
+
+def test_core_without_noise_penalty_or_clipping_is_minibatch_sgd() -> None:
+    """z = 0, no penalty, huge clip: each step is θ ← θ − lr·Σ_B (F − y)x̃ / (nq) on the same batches."""
+    X, y, s = _data(300)
+    lay = cell_layout(s, y, "dp")
+    w0, b0 = np.zeros((4, 2)), np.zeros(2)
+    out = train_batched_dp_sgd(X, y, lay, weights=np.zeros((2, 2)), noise_multiplier=0.0, clip_norm=1e9,
+                               lr=0.5, batch_size=64, steps=30, rng=np.random.default_rng(3),
+                               models=BatchedModels(w0, b0))
+    rng = np.random.default_rng(3)
+    w, b = np.zeros(4), 0.0
+    q = 64 / 300
+    for _ in range(30):
+        idx = np.flatnonzero(rng.random(300) < q)
+        r = sigmoid(X[idx] @ w + b) - y[idx]
+        w -= 0.5 * X[idx].T @ r / int(300 * q)
+        b -= 0.5 * r.sum() / int(300 * q)
+    np.testing.assert_allclose(out.w[:, 0], w, atol=1e-12)
+    np.testing.assert_allclose(out.w[:, 1], w, atol=1e-12)
+    assert out.b[0] == pytest.approx(b, abs=1e-12)
+
+
+def test_core_noise_has_the_stated_std() -> None:
+    """One step with z = 2 minus the same step with z = 0 (same batch) is N(0, (zC)²)/m̄ per coordinate."""
+    X, y, s = _data(200)
+    lay = cell_layout(s, y, "dp")
+    kw = dict(weights=np.zeros((500, 2)), clip_norm=0.5, lr=1.0, batch_size=100, steps=1)
+    m0 = BatchedModels(np.zeros((4, 500)), np.zeros(500))
+    noisy = train_batched_dp_sgd(X, y, lay, noise_multiplier=2.0, rng=np.random.default_rng(0), models=m0, **kw)
+    clean = train_batched_dp_sgd(X, y, lay, noise_multiplier=0.0, rng=np.random.default_rng(0), models=m0, **kw)
+    diff = np.concatenate([(noisy.w - clean.w).ravel(), noisy.b - clean.b])
+    expected_std = 2.0 * 0.5 / 100
+    assert np.std(diff) == pytest.approx(expected_std, rel=0.06)      # 2,500 draws: sd of the std ≈ 1.4 %
+    assert abs(np.mean(diff)) < 4 * expected_std / math.sqrt(diff.size)
+
+
+def test_clipping_bounds_every_per_sample_gradient() -> None:
+    """With z = 0 and lr = 1 one step moves θ by at most B·C/m̄ ≤ (#batch)·C/m̄."""
+    X, y, s = _data(500)
+    X = 50 * X
+    lay = cell_layout(s, y, "dp")
+    m0 = BatchedModels(np.zeros((4, 1)), np.zeros(1))
+    rng = np.random.default_rng(5)
+    out = train_batched_dp_sgd(X, y, lay, weights=np.full((1, 2), 3.0), noise_multiplier=0.0, clip_norm=0.7,
+                               lr=1.0, batch_size=100, steps=1, rng=rng, models=m0)
+    batch = np.flatnonzero(np.random.default_rng(5).random(500) < 0.2).size
+    step = math.sqrt(float(out.w[:, 0] @ out.w[:, 0]) + float(out.b[0]) ** 2)
+    assert step <= batch * 0.7 / 100 + 1e-12
+
+
+def test_tran_gamma_zero_is_plain_dp_sgd_and_penalty_reduces_gap() -> None:
+    X, y, s = _data(2000, seed=2)
+    res = train_tran_2021a(X, y, s, gammas=[0.0, 3.0], epsilon=math.inf, delta=1e-6, epochs=40,
+                           batch_size=200, lr=0.2, rng=np.random.default_rng(0))
+    assert res.noise_multiplier == 0.0 and res.event is None
+    gaps = [abs(m.predict(X)[s == 1].mean() - m.predict(X)[s == 0].mean()) for m in res.models]
+    assert gaps[1] < gaps[0] - 0.05
+
+
+def test_tran_privacy_calibration() -> None:
+    X, y, s = _data(1000)
+    res = train_tran_2021a(X, y, s, gammas=[0.0], epsilon=1.0, delta=1e-6, epochs=2, batch_size=100,
+                           rng=np.random.default_rng(0))
+    assert res.steps == 20 and res.sampling_probability == pytest.approx(0.1)
+    assert acc_epsilon(res.event, 1e-6) == pytest.approx(1.0, abs=0.02)
+
+
+def test_pf_ld_calibration_and_dual() -> None:
+    z, zd = calibrate_pf_ld(1.0, 1e-6, 0.1, 100, 10, 0.2)
+    assert zd > 0 and z > 0
+    from dp_accounting import rdp
+
+    acc = rdp.RdpAccountant()
+    acc.compose(pf_ld_event(z, 0.1, 100, 10, zd))
+    assert acc.get_epsilon(1e-6) == pytest.approx(1.0, abs=0.01)
+    acc = rdp.RdpAccountant()
+    import dp_accounting as dpa
+
+    acc.compose(dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(zd), 10))
+    assert acc.get_epsilon(1e-6) == pytest.approx(0.2, abs=0.01)
+    assert calibrate_pf_ld(math.inf, 1e-6, 0.1, 100, 10) == (0.0, 0.0)
+    X, y, s = _data(2000, seed=4)
+    res = train_pf_ld(X, y, s, epsilon=math.inf, delta=1e-6, epochs=30, batch_size=200, lr=0.2, dual_lr=2.0,
+                      rng=np.random.default_rng(0))
+    assert np.all(res.multipliers > 0) and res.dual_steps == 30
+    p = res.model.predict(X)
+    plain = train_tran_2021a(X, y, s, gammas=[0.0], epsilon=math.inf, delta=1e-6, epochs=30, batch_size=200,
+                             lr=0.2, rng=np.random.default_rng(0)).models[0].predict(X)
+    assert abs(p[s == 1].mean() - p[s == 0].mean()) < abs(plain[s == 1].mean() - plain[s == 0].mean())
+
+
+def test_eo_cost_difference_is_the_lagrangian_derivative() -> None:
+    """c¹_i − c⁰_i = ∂/∂h_i [err(h) + Σ_c μ_c γ_c(h)] for a soft h (linear in h)."""
+    X, y, s = _data(50)
+    lay = cell_layout(s, y, "eo")
+    counts_c = np.bincount(lay.cell, minlength=4).astype(float)
+    counts_r = np.bincount(lay.ref, minlength=2).astype(float)
+    mu = np.array([[0.3, -0.2, 1.0, 0.5]])
+    diff = eo_cost_difference(y, lay.cell, lay.ref, lay.cell_ref, mu, counts_c, counts_r)
+
+    def lagr(h):
+        err = np.mean(h * (1 - y) + (1 - h) * y)
+        g = [h[lay.cell == c].mean() - h[lay.ref == lay.cell_ref[c]].mean() for c in range(4)]
+        return err + float(mu[0] @ np.array(g))
+
+    h = np.full(50, 0.5)
+    for i in range(50):
+        e = np.zeros(50)
+        e[i] = 1e-3
+        assert diff[i, 0] == pytest.approx((lagr(h + e) - lagr(h - e)) / 2e-3, abs=1e-9)
+
+
+def test_jagielski_bound_zero_is_unconstrained_and_bounds_reduce_eo() -> None:
+    X, y, s = _data(3000, seed=6)
+    res = train_jagielski_2019(X, y, s, bounds=[0.0, 20.0], epsilon=math.inf, delta=1e-6, rounds=6,
+                               learner_epochs=4, batch_size=300, lr=0.3, rng=np.random.default_rng(0))
+    P = res.predict_proba(X)
+    assert P.shape == (3000, 2) and np.all((P >= 0) & (P <= 1))
+    from repro.fairness.metrics import eq_odds_gap
+
+    assert eq_odds_gap(P[:, 1], s, y) < eq_odds_gap(P[:, 0], s, y)
+    assert res.event is None
+
+
+def test_jagielski_privacy_accounting() -> None:
+    X, y, s = _data(1000)
+    res = train_jagielski_2019(X, y, s, bounds=[1.0], epsilon=2.0, delta=1e-6, rounds=4, learner_epochs=1,
+                               batch_size=100, rng=np.random.default_rng(0))
+    assert res.laplace_epsilon_per_round == pytest.approx(2.0 / 8)
+    from repro.privacy.accounting import dp_sgd_event
+
+    assert acc_epsilon(dp_sgd_event(res.noise_multiplier, 0.1, res.steps), 1e-6) == pytest.approx(1.0, abs=0.02)
+    total = acc_epsilon(res.event, 1e-6)
+    assert total <= 2.0 + 0.02

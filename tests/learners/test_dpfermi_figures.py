@@ -1,0 +1,154 @@
+"""The DP-FERMI figures study: reference data, curve comparison helpers, claims, one trial per method."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import repro.learners.dpfermi_figures_study as study
+from repro.datasets.tabular import TabularDataset
+from repro.spec import load_experiment
+from repro.trial import TrialContext
+
+EXPERIMENTS = Path(__file__).parents[2] / "experiments"
+FIGS = [2, 3, 4, 6, 7, 8, 9, 10]
+
+
+def test_released_csv_is_complete_and_data_only() -> None:
+    """Appendix A: 4 ε × grid points per (dataset, method), values in [0, 1], provenance on every row."""
+    df = pd.read_csv(study.REFERENCE_CSV)
+    assert set(df["dataset"]) == {"adult", "credit-card"}
+    assert df["source"].str.contains("Appendix A").all()
+    assert df[["error", "violation"]].apply(lambda c: c.between(0, 1)).all().all()
+    counts = df.groupby(["dataset", "fairness", "method"]).size().to_dict()
+    assert counts[("adult", "dp", "dp-fermi")] == 20 and counts[("credit-card", "dp", "dp-fermi")] == 24
+    assert counts[("adult", "eo", "dp-fermi")] == 15 and counts[("credit-card", "eo", "dp-fermi")] == 15
+    assert counts[("adult", "eo", "jagielski-2019")] == 31 and counts[("adult", "dp", "pf-ld")] == 4
+    row = df[(df.dataset == "adult") & (df.fairness == "dp") & (df.method == "dp-fermi") & (df.epsilon == 1.0)
+             & (df.knob == 0.0)].iloc[0]
+    assert (row.error, row.violation) == (0.1585, 0.2017)       # spec §9.3 claim 4 numbers
+
+
+@pytest.mark.parametrize("fig", FIGS)
+def test_experiment_files_load_and_match_the_csv(fig: int) -> None:
+    spec = load_experiment(EXPERIMENTS / f"dpfermi-fig-{fig}.toml")
+    assert spec.variants == ("reference", "strict")
+    assert spec.profile("full").seeds == 15 and spec.params["epochs"] == 200
+    ref = study.released_curves(spec.params["dataset"], spec.params["fairness"])
+    for r in spec.references:
+        eps = r.setting["epsilon"]
+        rows = ref[(ref.method == r.method) & np.isclose(ref.epsilon, eps)]
+        if r.method == "dp-fermi":
+            rows = rows[np.isclose(rows.knob.astype(float), r.setting["knob"])]
+        assert len(rows) == 1 and rows[r.metric].iloc[0] == r.value
+    n_expected = len(ref[ref.method.isin(["dp-fermi", "pf-ld"])]) * 2
+    assert len(spec.references) == n_expected
+
+
+def test_lower_envelope() -> None:
+    e = np.array([0.10, 0.20, 0.30])
+    v = np.array([0.20, 0.10, 0.00])
+    assert math.isnan(study.lower_envelope(e, v, 0.05))
+    assert study.lower_envelope(e, v, 0.10) == pytest.approx(0.20)
+    assert study.lower_envelope(e, v, 0.15) == pytest.approx(0.15)
+    assert study.lower_envelope(e, v, 0.50) == pytest.approx(0.0)
+    # a curve that bends back: the best point to the left counts
+    assert study.lower_envelope(np.array([0.1, 0.3, 0.2]), np.array([0.3, 0.0, 0.2]), 0.25) == pytest.approx(0.075)
+
+
+def test_curve_distance() -> None:
+    ours = np.array([[0.0, 0.0], [1.0, 0.0]])
+    assert study.curve_distance(ours, np.array([[0.5, 0.3], [2.0, 0.0]])) == pytest.approx((0.3 + 1.0) / 2)
+    assert study.curve_distance(np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]])) == pytest.approx(5.0)
+
+
+def _trials(fermi, tran, pf, eps=1.0, nonpriv=0.15):
+    rows = []
+    for rep in range(2):
+        for k, (e, v) in fermi.items():
+            rows.append(dict(method="dp-fermi", epsilon=eps, knob=k, error=e, violation=v, repetition=rep,
+                             error_nonprivate=nonpriv))
+        for k, (e, v) in tran.items():
+            rows.append(dict(method="tran-2021a", epsilon=eps, knob=k, error=e, violation=v, repetition=rep))
+        rows.append(dict(method="pf-ld", epsilon=eps, knob=np.nan, error=pf[0], violation=pf[1], repetition=rep))
+    return pd.DataFrame(rows)
+
+
+def test_claim_verdicts() -> None:
+    fermi = {0.0: (0.16, 0.20), 0.5: (0.17, 0.10), 1.0: (0.19, 0.01)}
+    t = _trials(fermi, {0.0: (0.16, 0.20), 1.0: (0.20, 0.05), 5.0: (0.25, 0.02)}, (0.18, 0.06))
+    v = {(r["claim"], r["against"]): r for r in study.claim_verdicts(t, "dp")}
+    assert v[("1", "tran-2021a")]["holds"] and v[("1", "tran-2021a")]["comparable"] == 3
+    assert v[("1", "pf-ld")]["holds"]
+    assert v[("3", "λ grid")]["holds"]
+    assert v[("4", "non-private λ=0")]["holds"] and v[("4", "non-private λ=0")]["beaten"] == pytest.approx(0.01)
+    worse = _trials({0.0: (0.16, 0.20), 1.0: (0.30, 0.15)}, {0.0: (0.16, 0.20)}, (0.18, 0.02), nonpriv=0.10)
+    w = {(r["claim"], r["against"]): r for r in study.claim_verdicts(worse, "dp")}
+    assert not w[("1", "pf-ld")]["holds"]
+    assert w[("3", "λ grid")]["holds"]
+    assert not w[("4", "non-private λ=0")]["holds"]
+    left = _trials({0.0: (0.20, 0.2), 1.0: (0.25, 0.1)}, {0.0: (0.16, 0.3)}, (0.18, 0.02))
+    lv = {(r["claim"], r["against"]): r for r in study.claim_verdicts(left, "dp")}
+    assert lv[("1", "pf-ld")]["holds"] is None and lv[("1", "pf-ld")]["comparable"] == 0
+    non_mono = _trials({0.0: (0.16, 0.10), 1.0: (0.15, 0.20)}, {}, (0.18, 0.02))
+    nm = {(r["claim"], r["against"]): r for r in study.claim_verdicts(non_mono, "dp")}
+    assert not nm[("3", "λ grid")]["holds"]
+
+
+def _synthetic(n: int = 1600, seed: int = 0) -> TabularDataset:
+    rng = np.random.default_rng(seed)
+    s = (rng.random(n) < 0.4).astype(np.int8)
+    X = rng.normal(size=(n, 5)) + s[:, None] * 0.7
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X[:, 0] + X[:, 1] - 0.5)))).astype(np.int8)
+    return TabularDataset(name="synthetic", X=X, y=y, s=s, feature_names=tuple("abcde"),
+                          numeric_columns=(0, 1, 2, 3, 4), group_names=("g0", "g1"), description="test",
+                          source="synthetic")
+
+
+@pytest.mark.parametrize(("method", "fairness", "variant"), [
+    ("dp-fermi", "dp", "reference"), ("dp-fermi", "eo", "strict"), ("tran-2021a", "dp", "reference"),
+    ("pf-ld", "eo", "reference"), ("jagielski-2019", "eo", "reference")])
+def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant: str) -> None:
+    monkeypatch.setattr(study, "load_dataset", lambda name: _synthetic())
+    params = dict(dataset="synthetic", fairness=fairness, epsilon=3.0, method=method, variant=variant,
+                  lambdas=[0.0, 1.0], strict_lambdas=[0.0, 2.0], tran_gammas=[0.0, 1.0],
+                  jagielski_bounds=[0.0, 10.0], jagielski_rounds=2, jagielski_learner_epochs=1, epochs=3,
+                  baseline_epochs=3, batch_size=256)
+    ctx = TrialContext("test", f"m={method}", method, 0)
+    out = study.run_trial(params, ctx)
+    n_points = {"dp-fermi": 2, "tran-2021a": 2, "pf-ld": 1, "jagielski-2019": 2}[method]
+    assert len(out.records) == n_points
+    for r in out.records:
+        assert r["method"] == method
+        assert 0 <= r["error"] <= 1 and 0 <= r["violation"] <= 1
+        assert r["violation"] == (r["dp_violation"] if fairness == "dp" else r["eo_violation"])
+    priv = out.tables["privacy"][0]
+    assert priv["epsilon"] == 3.0 and priv["noise_multiplier"] > 0
+    if method == "dp-fermi" and variant == "reference":
+        assert priv["sigma_theta"] > 0 and priv["eps_joint_rdp"] > priv["eps_block_rdp"]
+        assert "error_nonprivate" in out.records[0]
+    if variant == "strict":
+        assert priv["eps_joint_pld"] == pytest.approx(3.0, abs=0.05)
+    again = study.run_trial(params, ctx)
+    assert again.records == out.records                       # a pure function of (params, seed)
+
+
+def test_run_trial_rejects_bad_input(monkeypatch) -> None:
+    monkeypatch.setattr(study, "load_dataset", lambda name: _synthetic())
+    base = dict(dataset="synthetic", fairness="dp", epsilon=1.0, method="dp-fermi", lambdas=[0.0], epochs=1)
+    ctx = TrialContext("test", "x", "dp-fermi", 0)
+    with pytest.raises(Exception, match="fairness"):
+        study.run_trial(base | {"fairness": "calibration"}, ctx)
+    with pytest.raises(Exception, match="variant"):
+        study.run_trial(base | {"variant": "loose"}, ctx)
+    with pytest.raises(Exception, match="method"):
+        study.run_trial(base | {"method": "fairlearn"}, ctx)
+
+
+def test_unknown_dataset() -> None:
+    with pytest.raises(Exception, match="dataset must be one of"):
+        study.load_dataset("compas")
