@@ -16,6 +16,7 @@ A run is written into a temporary sibling folder and moved into place only when 
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import platform
@@ -24,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -35,6 +37,7 @@ from repro import __version__
 from repro.cache import atomic_write_text
 from repro.errors import NoResultsError
 from repro.spec import ExperimentSpec
+from repro.trial import canonical_json
 
 __all__ = ["ResultBundle", "result_dir", "write_results", "software_versions", "git_commit"]
 
@@ -42,9 +45,18 @@ _VERSIONED = ("numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "matplotli
               "folktables", "joblib", "click")
 
 
-def result_dir(out: Path, experiment_id: str, profile: str, variant: str, default_variant: str) -> Path:
-    """``<out>/<id>/<profile>`` for the default variant, ``<out>/<id>/<profile>-<variant>`` otherwise."""
+def result_dir(out: Path, experiment_id: str, profile: str, variant: str, default_variant: str,
+               overrides: Mapping[str, Any] | None = None) -> Path:
+    """Folder of one run's results.
+
+    ``<out>/<id>/<profile>`` for the default variant, ``<profile>-<variant>`` otherwise, and a
+    ``+set-<hash>`` suffix when ``--set`` overrides were given (so such a run never replaces the
+    profile's own results; ``run.json`` records the overrides).
+    """
     leaf = profile if variant == default_variant else f"{profile}-{variant}"
+    if overrides:
+        digest = hashlib.sha256(canonical_json({k: list(v) for k, v in overrides.items()}).encode()).hexdigest()
+        leaf += f"+set-{digest[:8]}"
     return Path(out) / experiment_id / leaf
 
 
@@ -141,7 +153,8 @@ def write_results(outcome: Any, *, command: str, dataset_sha256: dict[str, str])
     """Write a :class:`~repro.runner.RunOutcome` atomically and draw its figures; return the folder."""
     spec: ExperimentSpec = outcome.spec
     config = outcome.config
-    final = result_dir(config.out, spec.id, config.profile, outcome.variant, spec.default_variant)
+    final = result_dir(config.out, spec.id, config.profile, outcome.variant, spec.default_variant,
+                       config.overrides)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.", suffix=".partial"))
     try:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from repro.cli._common import out_option, profile_option, resolve_ids, results_root, variant_option
+from repro.cli._common import out_option, parse_set, profile_option, resolve_ids, results_root, variant_option
 from repro.results import ResultBundle, draw_figures, result_dir
 
 
@@ -15,12 +15,16 @@ from repro.results import ResultBundle, draw_figures, result_dir
 @profile_option
 @variant_option
 @out_option
-def plot(ids: tuple[str, ...], profile: str, variant: str | None, out: Path | None) -> None:
+@click.option("--set", "set_", multiple=True, metavar="KEY=V[,V...]",
+              help="The --set overrides the run was made with (they select its results folder).")
+def plot(ids: tuple[str, ...], profile: str, variant: str | None, out: Path | None, set_: tuple[str, ...]) -> None:
     """Redraw the figures of ID from its saved results (PNG and PDF beside the CSVs)."""
     root = out or results_root()
+    overrides = parse_set(set_)
     for spec in resolve_ids(ids):
         chosen = spec.check_variant(variant)
-        bundle = ResultBundle.load(spec, result_dir(root, spec.id, profile, chosen, spec.default_variant))
+        directory = result_dir(root, spec.id, profile, chosen, spec.default_variant, overrides)
+        bundle = ResultBundle.load(spec, directory)
         paths = draw_figures(bundle, bundle.directory)
         if not paths:
             click.echo(f"{spec.id}: this result has no figures")

@@ -101,3 +101,13 @@ def test_help_documents_every_option(toy_env: Path) -> None:
     for option in ("--profile", "--seeds", "--jobs", "--backend", "--variant", "--out", "--force", "--set"):
         assert option in text
     assert "default: smoke" in text and "default: loky" in text
+
+
+def test_set_overrides_write_their_own_results_folder(toy_env: Path) -> None:
+    assert invoke("run", "toy", "--quiet").exit_code == 0
+    before = (toy_env / "toy" / "smoke" / "summary.csv").read_text()
+    assert invoke("run", "toy", "--quiet", "--set", "x=5").exit_code == 0
+    assert (toy_env / "toy" / "smoke" / "summary.csv").read_text() == before
+    (folder,) = [p for p in (toy_env / "toy").iterdir() if p.name.startswith("smoke+set-")]
+    assert json.loads((folder / "run.json").read_text())["overrides"] == {"x": [5]}
+    assert invoke("plot", "toy", "--set", "x=5").exit_code == 0
