@@ -1,0 +1,92 @@
+"""Pieces of the Figures 5.1–5.10 pipeline: the stratified split, the training-attribute encodings and
+the trend verdicts of the report (on synthetic results with known answers).
+
+Spec: ../shared/specs/seed-003-thesis.md §6.1, §7 ("Claimed trends"), L6.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from repro.errors import InvalidParameterError
+from repro.fairness.ldp_preprocessing_report import trend_checks
+from repro.fairness.ldp_preprocessing_study import mechanism_output, stratified_split
+from repro.privacy.ldp_mechanisms import ss_subset_size
+
+
+def test_stratified_split_is_a_stratified_partition() -> None:
+    y = np.array([0] * 300 + [1] * 700)
+    train, test = stratified_split(y, test_size=0.2, subsample=1.0, rng=np.random.default_rng(0))
+    assert np.intersect1d(train, test).size == 0
+    assert np.union1d(train, test).size == 1000
+    assert test.size == 200 and y[test].sum() == 140
+    tr, te = stratified_split(y, test_size=0.2, subsample=0.5, rng=np.random.default_rng(0))
+    assert tr.size + te.size == 500 and y[np.concatenate([tr, te])].mean() == pytest.approx(0.7)
+    with pytest.raises(InvalidParameterError):
+        stratified_split(y, test_size=1.2, subsample=1.0, rng=np.random.default_rng(0))
+
+
+def test_mechanism_output_encodings() -> None:
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 5, 1000)
+    enc, z = mechanism_output("non-private", a, 5, float("nan"), opt_matrix=None, rng=rng)
+    assert np.array_equal(enc.argmax(axis=1), a) and np.array_equal(z, a)
+    enc, z = mechanism_output("SS", a, 5, 0.05, opt_matrix=None, rng=rng)
+    assert z is None and np.all(enc.sum(axis=1) == ss_subset_size(5, 0.05)) and ss_subset_size(5, 0.05) == 2
+    enc, z = mechanism_output("GRR", a, 5, 1.0, opt_matrix=None, rng=rng)
+    assert np.all(enc.sum(axis=1) == 1) and np.array_equal(enc.argmax(axis=1), z)
+    with pytest.raises(InvalidParameterError, match="matrix"):
+        mechanism_output("OPT", a, 5, 1.0, opt_matrix=None, rng=rng)
+    with pytest.raises(InvalidParameterError, match="method"):
+        mechanism_output("XYZ", a, 5, 1.0, opt_matrix=None, rng=rng)
+
+
+def _bundle(rows: list[dict], dataset: str, k: int) -> SimpleNamespace:
+    trials = pd.DataFrame(rows)
+    params = {"dataset": dataset, "attribute": "gender" if k == 2 else "race", "k": k, "figures": ["a", "b"]}
+    return SimpleNamespace(trials=trials, run={"params": params}, profile="full", variant="reference",
+                           spec=SimpleNamespace(params=params))
+
+
+def _rows(values: dict, seeds: int = 4) -> list[dict]:
+    rows = []
+    for (method, eps), (acc, sp) in values.items():
+        for r in range(seeds):
+            jitter = 1e-4 * (r - 1.5)
+            rows.append({"method": method, "epsilon": eps, "repetition": r, "accuracy": acc + jitter,
+                         "f1": acc + jitter, "sp_gap": sp + jitter, "eo_gap": sp + jitter})
+    return rows
+
+
+def test_trend_checks_binary_known_answers() -> None:
+    vals = {("non-private", np.nan): (0.80, 0.30)}
+    for e, opt_sp, grr_sp in ((0.5, 0.28, 0.29), (4.0, 0.20, 0.30), (8.0, 0.15, 0.30)):
+        vals[("OPT", e)] = (0.80, opt_sp)
+        vals[("GRR", e)] = (0.80, grr_sp)
+        vals[("SS", e)] = (0.80, grr_sp)
+    checks = {claim: ok for claim, _, ok in trend_checks(_bundle(_rows(vals), "lsac", 2))}
+    assert all(ok for claim, ok in checks.items() if "little to no effect" in claim)
+    assert all(ok for claim, ok in checks.items() if "smaller" in claim or "widens" in claim)
+    assert all(ok for claim, ok in checks.items() if "almost half" in claim)  # 0.175/0.30 = 0.58
+    # make OPT lose at ε = 0.5 and hurt accuracy: those claims must fail
+    vals[("OPT", 0.5)] = (0.70, 0.35)
+    checks = {claim: ok for claim, _, ok in trend_checks(_bundle(_rows(vals), "lsac", 2))}
+    assert not any(ok for claim, ok in checks.items() if "little to no effect" in claim)
+    assert not any(ok for claim, ok in checks.items() if "at every ε" in claim and "smaller" in claim)
+
+
+def test_trend_checks_nonbinary_threshold() -> None:
+    vals = {("non-private", np.nan): (0.80, 0.30)}
+    for e, opt_sp in ((0.05, 0.200), (1.0, 0.22), (8.0, 0.10)):
+        vals[("OPT", e)] = (0.80, opt_sp)
+        vals[("GRR", e)] = (0.80, 0.200 if e == 0.05 else 0.30)
+        vals[("SS", e)] = (0.801, 0.200 if e == 0.05 else 0.31)
+    out = trend_checks(_bundle(_rows(vals), "adult", 5))
+    checks = {claim: (vals_, ok) for claim, vals_, ok in out}
+    thr = [v for c, v in checks.items() if "beyond a threshold" in c and "SP" in c][0]
+    assert thr[1] and "threshold ε = 1" in thr[0]
+    assert all(ok for c, (_, ok) in checks.items() if "small ε" in c or "very similar" in c)
