@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from repro.cache import TrialCache, code_version, trial_key
-from repro.errors import InvalidParameterError, MissingExtraError, TrialFailedError
+from repro.errors import InvalidParameterError, MissingExtraError, ReproError, TrialFailedError
 from repro.spec import ExperimentSpec, Reference, format_setting, validate_param
 from repro.trial import TrialContext, TrialOutput
 
@@ -125,14 +125,20 @@ def plan_trials(spec: ExperimentSpec, config: RunConfig) -> list[TrialTask]:
 
 
 def _execute(task: TrialTask) -> tuple[int, bool, Any, float]:
-    """Run one trial; never raises (failures are returned so other trials go on)."""
+    """Run one trial; never raises (failures are returned so other trials go on).
+
+    A failure is returned as ``(traceback text, user error or None)``: a :class:`ReproError` raised
+    inside a trial (missing data, a bad parameter) is a user error, shown without a traceback.
+    """
     start = time.perf_counter()
     try:
         module = importlib.import_module(task.module)
         out = TrialOutput.coerce(module.run_trial(dict(task.params), task.context))
         return task.index, True, out, time.perf_counter() - start
+    except ReproError as exc:
+        return task.index, False, (traceback.format_exc(), exc), time.perf_counter() - start
     except Exception:  # noqa: BLE001 - reported to the user with its traceback
-        return task.index, False, traceback.format_exc(), time.perf_counter() - start
+        return task.index, False, (traceback.format_exc(), None), time.perf_counter() - start
 
 
 @contextlib.contextmanager
@@ -220,18 +226,23 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
                 cache.put(task.key, {"output": value, "seconds": seconds})
         else:
             failures.append((task, value))
-            log.error("trial %s rep %d failed:\n%s", task.context.setting, task.context.repetition, value)
+            log.debug("trial %s rep %d failed:\n%s", task.context.setting, task.context.repetition, value[0])
         if progress:
             progress(len(results) + len(failures), total)
     if failures:
-        first_task, tb = failures[0]
+        user_errors = [err for _, (_, err) in failures if err is not None]
+        if len(user_errors) == len(failures):
+            # Every failure is a user error (e.g. missing data): report the first one as it is.
+            user_errors[0].tracebacks = [tb for _, (tb, _) in failures]  # type: ignore[attr-defined]
+            raise user_errors[0]
+        first_task, (tb, _) = failures[0]
         last_line = tb.strip().splitlines()[-1]
         err = TrialFailedError(
             f"{len(failures)} of {total} trials of {spec.id!r} failed (first: setting "
             f"'{first_task.context.setting}', repetition {first_task.context.repetition}: {last_line}); "
             "completed trials are cached, so fix the cause and rerun (--debug shows the traceback)"
         )
-        err.tracebacks = [tb for _, tb in failures]  # type: ignore[attr-defined]
+        err.tracebacks = [tb for _, (tb, _) in failures]  # type: ignore[attr-defined]
         raise err
     trials, tables = _collect(spec, tasks, results)
     summary = summarize(spec, trials)

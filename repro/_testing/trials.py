@@ -1,6 +1,7 @@
 """Trivial study module used by the runner tests and ``benchmarks/runner_overhead.py``.
 
-Params: ``x`` (number), optional ``fail_reps`` (repetitions that raise), ``marker_dir`` (a folder
+Params: ``x`` (number), optional ``fail_reps`` (repetitions that raise), ``require_data`` (a
+registered data source the trial fetches), ``marker_dir`` (a folder
 where each executed trial drops a file, to count executions across processes).
 """
 
@@ -16,6 +17,10 @@ VERSION = "1"
 
 
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
+    if params.get("require_data"):
+        from repro.datasets import fetch
+
+        fetch(params["require_data"])
     if ctx.repetition in params.get("fail_reps", []):
         raise RuntimeError(f"planned failure at repetition {ctx.repetition}")
     if params.get("marker_dir"):

@@ -111,3 +111,18 @@ def test_set_overrides_write_their_own_results_folder(toy_env: Path) -> None:
     (folder,) = [p for p in (toy_env / "toy").iterdir() if p.name.startswith("smoke+set-")]
     assert json.loads((folder / "run.json").read_text())["overrides"] == {"x": [5]}
     assert invoke("plot", "toy", "--set", "x=5").exit_code == 0
+
+
+def test_missing_data_inside_a_trial_is_one_clean_line(toy_env: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    exp = toy_env.parent / "experiments" / "toy.toml"
+    exp.write_text(exp.read_text().replace("x = 1.0\n", 'x = 1.0\nrequire_data = "compas-two-years"\n'))
+    monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path / "empty-cache"))
+    monkeypatch.delenv("REPRO_DATA_MIRROR", raising=False)
+    monkeypatch.setenv("REPRO_OFFLINE", "1")
+    result = CliRunner().invoke(main, ["run", "toy", "--quiet", "--jobs", "2"])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.output
+    assert lines[0].startswith("repro: error: data file 'compas-scores-two-years.csv'")
+    assert "trials of" not in lines[0] and "REPRO_DATA_MIRROR" in lines[0]
