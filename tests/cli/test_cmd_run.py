@@ -120,9 +120,20 @@ def test_missing_data_inside_a_trial_is_one_clean_line(toy_env: Path, tmp_path: 
     monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path / "empty-cache"))
     monkeypatch.delenv("REPRO_DATA_MIRROR", raising=False)
     monkeypatch.setenv("REPRO_OFFLINE", "1")
-    result = CliRunner().invoke(main, ["run", "toy", "--quiet", "--jobs", "2"])
+    # In-process (--jobs 1): loky reuses worker processes across tests, and those keep the
+    # environment they started with, so they would still see the mirror.
+    result = CliRunner().invoke(main, ["run", "toy", "--quiet", "--jobs", "1"])
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.output
     assert lines[0].startswith("repro: error: data file 'compas-scores-two-years.csv'")
     assert "trials of" not in lines[0] and "REPRO_DATA_MIRROR" in lines[0]
+
+
+def test_user_errors_survive_the_trip_from_a_worker_process() -> None:
+    import pickle
+
+    from repro.errors import DataUnavailableError
+
+    err = pickle.loads(pickle.dumps(DataUnavailableError("data file 'x.csv' is unavailable")))
+    assert isinstance(err, DataUnavailableError) and str(err) == "data file 'x.csv' is unavailable"
