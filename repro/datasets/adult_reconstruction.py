@@ -15,17 +15,15 @@ Spec: ../shared/specs/seed-003-thesis.md §6.1 (Exact files), L7.
 from __future__ import annotations
 
 import functools
-import logging
 
 import numpy as np
 import pandas as pd
 
-from repro.datasets.store import fetch, is_obtainable
+from repro.datasets.tabular import load_raw_or_derived
 from repro.errors import InvalidParameterError
 
 __all__ = ["COLUMNS", "RAW_SOURCE", "DERIVED_SOURCE", "load_adult_reconstruction", "process_raw"]
 
-log = logging.getLogger(__name__)
 
 RAW_SOURCE = "adult-reconstruction"
 DERIVED_SOURCE = "db-adult-processed-26k"
@@ -73,15 +71,5 @@ def load_adult_reconstruction(source: str = "auto") -> pd.DataFrame:
 
     Spec: seed-003 §6.1.
     """
-    if source not in ("auto", "raw", "derived"):
-        raise InvalidParameterError(f"source must be 'auto', 'raw' or 'derived'; got {source!r}")
-    if source == "raw" or (source == "auto" and is_obtainable(RAW_SOURCE)):
-        frame = process_raw(pd.read_csv(fetch(RAW_SOURCE), skipinitialspace=True))
-        frame.attrs["source"] = RAW_SOURCE
-    else:
-        if source == "auto":
-            log.warning("adult_reconstruction.csv unavailable: using the derived file %s",
-                        DERIVED_SOURCE)
-        frame = pd.read_csv(fetch(DERIVED_SOURCE))[COLUMNS].astype(np.int64)
-        frame.attrs["source"] = DERIVED_SOURCE + " (derived fallback)"
-    return frame
+    return load_raw_or_derived(source, raw=RAW_SOURCE, derived=DERIVED_SOURCE,
+                               from_raw=lambda path: process_raw(pd.read_csv(path, skipinitialspace=True)), columns=COLUMNS)

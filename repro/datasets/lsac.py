@@ -13,18 +13,16 @@ Spec: ../shared/specs/seed-003-thesis.md §6.1 (Exact files).
 from __future__ import annotations
 
 import functools
-import logging
 
 import numpy as np
 import pandas as pd
 
 from repro.datasets.adult_reconstruction import _label_encode
-from repro.datasets.store import fetch, is_obtainable
+from repro.datasets.tabular import load_raw_or_derived
 from repro.errors import InvalidParameterError
 
 __all__ = ["COLUMNS", "RAW_SOURCE", "DERIVED_SOURCE", "load_lsac", "process_raw"]
 
-log = logging.getLogger(__name__)
 
 RAW_SOURCE = "lsac-bar-pass"
 DERIVED_SOURCE = "db-lsac"
@@ -52,15 +50,5 @@ def load_lsac(source: str = "auto") -> pd.DataFrame:
     file); ``frame.attrs["source"]`` names the file used. Do not mutate the returned frame.
     Spec: seed-003 §6.1.
     """
-    if source not in ("auto", "raw", "derived"):
-        raise InvalidParameterError(f"source must be 'auto', 'raw' or 'derived'; got {source!r}")
-    if source == "raw" or (source == "auto" and is_obtainable(RAW_SOURCE)):
-        frame = process_raw(pd.read_csv(fetch(RAW_SOURCE)))
-        frame.attrs["source"] = RAW_SOURCE
-    else:
-        if source == "auto":
-            log.warning("bar_pass_prediction.csv unavailable: using the derived file %s",
-                        DERIVED_SOURCE)
-        frame = pd.read_csv(fetch(DERIVED_SOURCE))[COLUMNS].astype(np.int64)
-        frame.attrs["source"] = DERIVED_SOURCE + " (derived fallback)"
-    return frame
+    return load_raw_or_derived(source, raw=RAW_SOURCE, derived=DERIVED_SOURCE,
+                               from_raw=lambda path: process_raw(pd.read_csv(path)), columns=COLUMNS)

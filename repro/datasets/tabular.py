@@ -11,13 +11,17 @@ after the split, with the training part's mean and standard deviation only
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from repro.errors import InvalidParameterError
 
-__all__ = ["TabularDataset", "Split", "train_test_indices", "split_indices", "standardize"]
+__all__ = ["TabularDataset", "Split", "load_raw_or_derived", "train_test_indices", "split_indices", "standardize"]
 
 
 @dataclass(frozen=True)
@@ -134,3 +138,28 @@ def standardize(X: np.ndarray, train_rows: np.ndarray, columns: tuple[int, ...] 
             "drop them or use a larger training set.")
     out[:, cols] = (out[:, cols] - mean) / std
     return out
+
+
+def load_raw_or_derived(source: str, *, raw: str, derived: str, from_raw: Callable[[Path], pd.DataFrame],
+                        columns: Sequence[str]) -> pd.DataFrame:
+    """Build a processed frame from the raw file, or fall back to the mirror's derived copy.
+
+    ``source`` is ``"raw"``, ``"derived"`` or ``"auto"`` (raw when obtainable, else derived, with
+    a logged warning). The derived file's integer-coded ``columns`` are read as they are. The
+    frame's ``attrs["source"]`` records which file was used (derived use is labelled).
+    """
+    from repro.datasets.sources import get_source
+    from repro.datasets.store import fetch, is_obtainable
+
+    if source not in ("auto", "raw", "derived"):
+        raise InvalidParameterError(f"source must be 'auto', 'raw' or 'derived'; got {source!r}")
+    if source == "raw" or (source == "auto" and is_obtainable(raw)):
+        frame = from_raw(fetch(raw))
+        frame.attrs["source"] = raw
+        return frame
+    if source == "auto":
+        logging.getLogger(__name__).warning("%s unavailable: using the derived file %s",
+                                            get_source(raw).filename, derived)
+    frame = pd.read_csv(fetch(derived))[list(columns)].astype(np.int64)
+    frame.attrs["source"] = derived + " (derived fallback)"
+    return frame
