@@ -31,7 +31,13 @@ from repro.datasets.credit_card import load_credit_card
 from repro.datasets.tabular import Split, TabularDataset, split_indices, standardize
 from repro.fairness.metrics import accuracy, sp_gap
 from repro.fairness.private_postprocessing import algorithm2, apply_rule
-from repro.learners.dp_fermi import REFERENCE, STRICT, group_floor, thesis_all_feature_noise, train_dp_fermi
+from repro.learners.dp_fermi import (
+    REFERENCE,
+    STRICT_ALL_FEATURES,
+    group_floor,
+    thesis_all_feature_noise,
+    train_dp_fermi,
+)
 from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_epsilon, opacus_sampling
 from repro.privacy.dp_sgd import train_dp_sgd_logistic
 from repro.trial import TrialContext, TrialOutput
@@ -134,7 +140,7 @@ def _run_fermi(method: str, ds: TabularDataset, sp: Split, X: np.ndarray, params
     if method == FERMI_STRICT:
         q, steps = opacus_sampling(n, batch, epochs)
         nm = calibrate_noise_multiplier(eps_prime, delta, q, steps)
-        cfg = STRICT.with_(lam=lam, epochs=epochs, batch_size=batch, noise_multiplier=nm,
+        cfg = STRICT_ALL_FEATURES.with_(lam=lam, epochs=epochs, batch_size=batch, noise_multiplier=nm,
                            clip_norm=float(params["strict_clip_norm"]),
                            lr_theta=float(params["fermi_lr_theta"]), lr_w=float(params["fermi_lr_w"]))
         extra = {"noise_multiplier": nm, "eps_total": dp_sgd_epsilon(nm, q, steps, delta),

@@ -2,8 +2,9 @@
 regression — the ONE engine of the package, with switches for the paper's math and the authors' code.
 
 Spec: seed-004-dpfermi.md §2–§5 (ERMI, min–max form, Algorithm 1, Theorem 3.3 noise levels), §4.3
-(what the authors' code does) and §4.4 (the recommended switches); seed-003-thesis.md §3.3 (the
-thesis's copy of that code: all-feature noise formulas, L_θ = 5, C = 5, η_θ = 0.005, η_W = 0.01).
+(what the authors' code does) and §4.4 (the recommended switches and the strict-DP mode);
+seed-003-thesis.md §3.3 (the thesis's copy of that code: all-feature noise formulas, L_θ = 5, C = 5,
+η_θ = 0.005, η_W = 0.01).
 
 Model: logistic regression on the non-sensitive features only, soft prediction F = σ(θᵀx̃).
 Objective: min_θ max_W  BCE(θ) + λ·ψ̄(θ, W) with the per-sample
@@ -19,10 +20,15 @@ switch                 options                                                  
                        (W ∈ R^{1×1}; ``torch.trace`` keeps only the term of
                        group ``code_group``, §4.3)
 ``fairness``           ``dp`` (demographic parity) / ``eo`` (equalized odds:    ``dp`` / ``eo``
-                       one W and P̂_{S|Y=y} per label, parts summed)
+                       one W and P̂_{S|Y=y} per label)
+``eo_weighting``       ``sum`` (each label part a mean over its own samples,    ``sum``
+                       parts summed: ≈ Σ_y ERMI_y) / ``label_prior`` (one
+                       mean over the whole batch: eq. (5)'s p̂_Y(y) weights)
 ``theta_clip``         ``none`` / ``batch`` (clip the minibatch gradient to      ``batch``, L = 5
                        L_θ) / ``per_sample`` (clip each sample's joint
-                       (θ, W) gradient to ``clip_norm``; noise multiplier)
+                       (θ, W) gradient to ``clip_norm``: DP w.r.t. all
+                       features) / ``sensitive`` (clip only each sample's
+                       s-dependent θ part to ``clip_norm``: DP w.r.t. S)
 ``theta_noise_scale``  ``one`` / ``lambda``                                     ``one``
 ``w_noise_scale``      ``lambda`` / ``one``                                     ``lambda`` ([C0])
 ``w_projection``       ``frobenius`` / ``box``                                  ``frobenius``, 5
@@ -31,16 +37,39 @@ switch                 options                                                  
 ``return_iterate``     ``last`` / ``random``                                    ``last``
 =====================  =======================================================  ==================
 
-With ``theta_clip="per_sample"`` the engine is plain DP-SGD(A) on the joint parameter (θ, W): each
-sample's (∇_θ(ℓ_i + λψ̂_i), ∇_W ψ̂_i) is clipped to ``clip_norm`` and N(0, (z·clip_norm)²) is added to
-the sum, divided by the expected batch size; its privacy is the DP-SGD event of
-:func:`repro.privacy.accounting.dp_sgd_event` (privacy w.r.t. all features).
+Privacy modes (the noise sits in the config, the accounting in the caller):
+
+- ``none``/``batch``: N(0, σ_θ²) on the θ minibatch gradient (×λ or ×1) and N(0, σ_W²) on the W
+  gradient (×λ or ×1); σ's from Theorem 3.3 (:func:`sensitive_only_noise`) or the thesis's
+  all-feature formulas (:func:`thesis_all_feature_noise`). Nominal ε (spec §5 caveats).
+- ``per_sample`` (strict, all features): plain DP-SGD(A) on the joint parameter (θ, W). Each sample's
+  (∇_θ(ℓ_i + λψ̂_i), ∇_W ψ̂_i) is clipped to C = ``clip_norm`` and N(0, (zC)²) is added to the sum,
+  divided by the expected batch size. Event: :func:`repro.privacy.accounting.dp_sgd_event` (z, q, T).
+- ``sensitive`` (strict, sensitive attribute only; spec §4.4 "Strict-DP mode"): only the s-dependent
+  parts get noise. θ: g_i^sens = 2σ(1−σ)x̃_i (W_{s_i,1} − W_{s_i,0})/√p̂_S(s_i) is clipped to C_s =
+  ``clip_norm`` (replace-one sensitivity of the sum 2C_s) and λ·N(0, (√2·z·2C_s)²) is added; ∇ℓ_i and the
+  −Σ_j ∇F_j‖W_{:,j}‖² part need no noise (they depend on (x, y, θ, W) only, W is already private).
+  W: G_i^sens = 2 P̂_S^{−1/2} e_{s_i} f_iᵀ is bounded without clipping (replace-one sensitivity
+  Δ_W = 2√(1/p̂_a + 1/p̂_b) for the two smallest groups, ≤ √(8/ρ)); N(0, (√2·z·Δ_W)²) is added. The
+  two blocks released at one step form one Gaussian mechanism whose joint sensitivity/noise ratio is
+  1/z, so with Poisson sampling the whole run is the DP-SGD event (z, q, T) in the replace-one-attribute
+  relation (the record's contribution shifts by at most the stated amount: the add/remove analysis
+  of a subsampled Gaussian applies with those sensitivities). P̂_S is treated as public (spec §5
+  caveat 3; ours).
+
+Training many models at once (:func:`train_dp_fermi_batch`): configurations that differ only in
+λ and the noise levels are trained together on the same batches with the same standard-normal
+noise draws (common random numbers, like the authors' per-seed ``torch.manual_seed`` across λ), so
+a step is one (m × d)·(d × G) product. Each model is exactly the run that :func:`train_dp_fermi` would
+give it alone with the same generator, up to floating-point summation order; its own privacy is
+unchanged (sharing randomness across released models is not part of any one model's guarantee).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
 from typing import Literal
 
 import numpy as np
@@ -50,13 +79,15 @@ from repro.errors import InvalidParameterError
 from repro.learners.logistic import LogisticModel, torch_linear_init
 from repro.privacy.accounting import dp_sgd_event, opacus_sampling
 
-__all__ = ["DPFermiConfig", "DPFermiResult", "train_dp_fermi", "thesis_all_feature_noise",
-           "sensitive_only_noise", "group_floor", "ermi", "REFERENCE", "STRICT"]
+__all__ = ["DPFermiConfig", "DPFermiResult", "train_dp_fermi", "train_dp_fermi_batch",
+           "thesis_all_feature_noise", "sensitive_only_noise", "group_floor", "ermi", "REFERENCE",
+           "STRICT_ALL_FEATURES", "STRICT_SENSITIVE", "PER_MODEL_FIELDS"]
 
 _CHOICES = {
     "ermi_form": ("full", "code_1x1"),
     "fairness": ("dp", "eo"),
-    "theta_clip": ("none", "batch", "per_sample"),
+    "eo_weighting": ("sum", "label_prior"),
+    "theta_clip": ("none", "batch", "per_sample", "sensitive"),
     "theta_noise_scale": ("one", "lambda"),
     "w_noise_scale": ("lambda", "one"),
     "w_projection": ("frobenius", "box"),
@@ -65,13 +96,17 @@ _CHOICES = {
     "return_iterate": ("last", "random"),
 }
 
+#: Fields in which the configurations of one :func:`train_dp_fermi_batch` call may differ.
+PER_MODEL_FIELDS = ("lam", "sigma_theta", "sigma_w", "noise_multiplier")
+
 
 @dataclass(frozen=True)
 class DPFermiConfig:
     """Hyperparameters and behaviour switches of :func:`train_dp_fermi` (see the module table).
 
     ``sigma_theta`` / ``sigma_w`` are the std of the Gaussian noise added to the θ and W steps in
-    the ``none``/``batch`` clip modes; ``noise_multiplier`` (z) is used in ``per_sample`` mode.
+    the ``none``/``batch`` clip modes; ``noise_multiplier`` (z) is used in the ``per_sample`` and
+    ``sensitive`` modes.
     """
 
     lam: float = 1.0
@@ -82,7 +117,8 @@ class DPFermiConfig:
     ermi_form: Literal["full", "code_1x1"] = "code_1x1"
     code_group: int = 0
     fairness: Literal["dp", "eo"] = "dp"
-    theta_clip: Literal["none", "batch", "per_sample"] = "batch"
+    eo_weighting: Literal["sum", "label_prior"] = "sum"
+    theta_clip: Literal["none", "batch", "per_sample", "sensitive"] = "batch"
     clip_norm: float = 5.0
     sigma_theta: float = 0.0
     sigma_w: float = 0.0
@@ -111,22 +147,36 @@ class DPFermiConfig:
         if self.batch_size < 1 or self.epochs < 1:
             raise InvalidParameterError(
                 f"batch_size and epochs must be >= 1; got {self.batch_size}, {self.epochs}.")
+        if self.fairness == "eo" and self.per_sample_privacy and self.eo_weighting != "label_prior":
+            raise InvalidParameterError(
+                f"theta_clip={self.theta_clip!r} bounds each sample's share of ONE batch mean; use "
+                "eo_weighting='label_prior' (eq. (5)) with it.")
+
+    @property
+    def per_sample_privacy(self) -> bool:
+        """True in the accountant-calibrated modes (``per_sample``, ``sensitive``)."""
+        return self.theta_clip in ("per_sample", "sensitive")
 
     def with_(self, **changes) -> DPFermiConfig:
         return replace(self, **changes)
 
 
-#: The thesis's (author-modified) DP-FERMI code path [C:dpfb dp_fermi.py], noise set separately.
+#: The authors' / thesis's code path [C0] (code_1x1 ERMI, batch clip 5, θ noise ×1, W noise ×λ); set the σ's.
 REFERENCE = DPFermiConfig()
-#: Paper math with per-sample clipping and accountant-calibrated noise (privacy w.r.t. all features).
-STRICT = DPFermiConfig(ermi_form="full", theta_clip="per_sample", clip_norm=1.5, w_init="zeros",
-                       sampling="poisson", theta_noise_scale="one", w_noise_scale="one")
+#: Paper math, per-sample clipping of the joint (θ, W) gradient, Poisson sampling: DP w.r.t. all features.
+STRICT_ALL_FEATURES = DPFermiConfig(
+    ermi_form="full", theta_clip="per_sample", clip_norm=1.5, w_init="zeros", sampling="poisson",
+    theta_noise_scale="one", w_noise_scale="one", eo_weighting="label_prior")
+#: Paper math, noise only on the s-dependent parts (spec §4.4 strict-DP mode): DP w.r.t. S. C_s = 1 (ours).
+STRICT_SENSITIVE = DPFermiConfig(
+    ermi_form="full", theta_clip="sensitive", clip_norm=1.0, w_init="zeros", sampling="poisson",
+    theta_noise_scale="lambda", w_noise_scale="one", eo_weighting="label_prior")
 
 
 @dataclass(frozen=True)
 class DPFermiResult:
     """Trained model (non-sensitive features only), final W matrices, steps and the DP-SGD event
-    (per-sample mode only; None otherwise)."""
+    (accountant-calibrated modes only; None otherwise)."""
 
     model: LogisticModel
     W: tuple[np.ndarray, ...]
@@ -137,7 +187,7 @@ class DPFermiResult:
     @property
     def event(self):
         c = self.config
-        if c.theta_clip != "per_sample" or c.noise_multiplier <= 0 or self.sampling_probability is None:
+        if not c.per_sample_privacy or c.noise_multiplier <= 0 or self.sampling_probability is None:
             return None
         return dp_sgd_event(c.noise_multiplier, self.sampling_probability, self.steps)
 
@@ -208,10 +258,13 @@ def ermi(prob: np.ndarray, s: np.ndarray, k: int | None = None) -> float:
 
 
 # ---------------------------------------------------------------------------------- engine
+#
+# Shapes: F is (m, G) for G models; W is (G, k, 2) (``full``) or (G, 1, 1) (``code_1x1``);
+# ``isp`` is the (k,) vector 1/√p̂_S (or 1/√p̂_{S|Y=y}).
 
 def _psi_parts(F: np.ndarray, s: np.ndarray, W: np.ndarray, inv_sqrt_p: np.ndarray, form: str,
                group: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-sample dψ̂_i/dz_i (z = logit) and the per-sample ∇_W ψ̂_i (shape (m, *W.shape))."""
+    """ONE model, explicit per-sample arrays (the test oracle): dψ̂_i/dz_i (m,) and ∇_W ψ̂_i (m, *W.shape)."""
     dF = F * (1 - F)
     if form == "code_1x1":
         w = W[0, 0]
@@ -219,9 +272,8 @@ def _psi_parts(F: np.ndarray, s: np.ndarray, W: np.ndarray, inv_sqrt_p: np.ndarr
         coef = -w * w + 2 * w * ind * inv_sqrt_p[group]
         gW = (-2 * w * F + 2 * ind * inv_sqrt_p[group] * F)[:, None, None]
         return dF * coef, gW
-    # full: f = (1 − F, F), W ∈ R^{k×2}; dψ/dz = σ(1−σ)(c_1 − c_0), c_j = −‖W_{:,j}‖² + 2W_{s,j}/√p_s
-    col_sq = np.sum(W * W, axis=0)
     isp = inv_sqrt_p[s]
+    col_sq = np.sum(W * W, axis=0)
     c0 = -col_sq[0] + 2 * W[s, 0] * isp
     c1 = -col_sq[1] + 2 * W[s, 1] * isp
     m = F.size
@@ -231,49 +283,9 @@ def _psi_parts(F: np.ndarray, s: np.ndarray, W: np.ndarray, inv_sqrt_p: np.ndarr
     return dF * (c1 - c0), gW
 
 
-def _psi_dz(F: np.ndarray, s: np.ndarray, W: np.ndarray, inv_sqrt_p: np.ndarray, form: str,
-            group: int) -> np.ndarray:
-    """Per-sample dψ̂_i/dz_i only (cheap; no W-gradient arrays)."""
-    dF = F * (1 - F)
-    if form == "code_1x1":
-        w = W[0, 0]
-        return dF * (-w * w + 2 * w * inv_sqrt_p[group] * (s == group))
-    col_sq = np.sum(W * W, axis=0)
-    isp = inv_sqrt_p[s]
-    return dF * ((-col_sq[1] + 2 * W[s, 1] * isp) - (-col_sq[0] + 2 * W[s, 0] * isp))
-
-
-def _w_grad_sum(weights: np.ndarray, F: np.ndarray, s: np.ndarray, W: np.ndarray, inv_sqrt_p: np.ndarray,
-                form: str, group: int) -> np.ndarray:
-    """Σ_i weights_i ∇_W ψ̂_i in closed form (equals the weighted sum of :func:`_psi_parts`' gW)."""
-    if form == "code_1x1":
-        w = W[0, 0]
-        wf = weights * F
-        return np.array([[-2 * w * wf.sum() + 2 * inv_sqrt_p[group] * wf[s == group].sum()]])
-    f = np.stack([1 - F, F], axis=1)
-    k = W.shape[0]
-    out = -2 * W * (weights @ f)[None, :]
-    out += 2 * np.stack([np.bincount(s, weights=weights * inv_sqrt_p[s] * f[:, j], minlength=k)
-                         for j in range(2)], axis=1)
-    return out
-
-
-def _w_grad_sqnorm(F: np.ndarray, s: np.ndarray, W: np.ndarray, inv_sqrt_p: np.ndarray, form: str,
-                   group: int) -> np.ndarray:
-    """‖∇_W ψ̂_i‖²_F per sample, in closed form."""
-    if form == "code_1x1":
-        w = W[0, 0]
-        return (-2 * w * F + 2 * inv_sqrt_p[group] * F * (s == group)) ** 2
-    f = np.stack([1 - F, F], axis=1)
-    isp = inv_sqrt_p[s]
-    col_sq = np.sum(W * W, axis=0)
-    inner = col_sq[None, :] - 2 * isp[:, None] * W[s] + isp[:, None] ** 2
-    return 4 * np.sum(f * f * inner, axis=1)
-
-
 def _psi_value(F: np.ndarray, s: np.ndarray, W: np.ndarray, inv_sqrt_p: np.ndarray, form: str,
                group: int) -> float:
-    """Batch mean of ψ̂_i (for tests and diagnostics)."""
+    """ONE model: batch mean of ψ̂_i (for tests and diagnostics)."""
     if form == "code_1x1":
         w = W[0, 0]
         return float(np.mean(-w * w * F + 2 * w * F * (s == group) * inv_sqrt_p[group]) - 1)
@@ -282,57 +294,133 @@ def _psi_value(F: np.ndarray, s: np.ndarray, W: np.ndarray, inv_sqrt_p: np.ndarr
     return float(np.mean(-(f * col_sq[None, :]).sum(1) + 2 * inv_sqrt_p[s] * (W[s] * f).sum(1)) - 1)
 
 
+def _psi_dz(F: np.ndarray, s: np.ndarray, W: np.ndarray, isp: np.ndarray, form: str,
+            group: int) -> tuple[np.ndarray, np.ndarray]:
+    """dψ̂_i/dz_i of every sample and model, split into the part that does not depend on s_i and the
+    part that does (spec §3 "Only the second term of each gradient depends on s_i"); each (m, G)."""
+    dF = F * (1 - F)
+    if form == "code_1x1":
+        w = W[:, 0, 0]
+        ind = (s == group).astype(float)
+        return dF * (-w * w)[None, :], dF * (2 * isp[group]) * ind[:, None] * w[None, :]
+    col_sq = np.sum(W * W, axis=1)                            # (G, 2)
+    Ws = W[:, s, :]                                            # (G, m, 2)
+    return (dF * (col_sq[:, 0] - col_sq[:, 1])[None, :],
+            dF * (2 * isp[s])[:, None] * (Ws[:, :, 1] - Ws[:, :, 0]).T)
+
+
+def _w_grad_sum(a: np.ndarray, F: np.ndarray, s: np.ndarray, W: np.ndarray, isp: np.ndarray, form: str,
+                group: int) -> np.ndarray:
+    """Σ_i a_ig ∇_W ψ̂_i of every model g in closed form; ``a`` is (m, G); returns W's shape."""
+    aF = a * F
+    if form == "code_1x1":
+        w = W[:, 0, 0]
+        ind = (s == group)
+        out = -2 * w * aF.sum(axis=0) + 2 * isp[group] * aF[ind].sum(axis=0)
+        return out[:, None, None]
+    k = W.shape[1]
+    sum_f = np.stack([a.sum(axis=0) - aF.sum(axis=0), aF.sum(axis=0)], axis=1)      # (G, 2)
+    onehot = (s[:, None] == np.arange(k)[None, :]).astype(float) * isp[s][:, None]   # (m, k)
+    sens = np.stack([onehot.T @ (a - aF), onehot.T @ aF], axis=2)                    # (k, G, 2)
+    return -2 * W * sum_f[:, None, :] + 2 * sens.transpose(1, 0, 2)
+
+
+def _w_grad_sqnorm(F: np.ndarray, s: np.ndarray, W: np.ndarray, isp: np.ndarray, form: str,
+                   group: int) -> np.ndarray:
+    """‖∇_W ψ̂_i‖²_F of every sample and model in closed form, (m, G)."""
+    if form == "code_1x1":
+        w = W[:, 0, 0]
+        return (-2 * w[None, :] * F + 2 * isp[group] * F * (s == group)[:, None]) ** 2
+    col_sq = np.sum(W * W, axis=1)                            # (G, 2)
+    Ws = W[:, s, :].transpose(1, 0, 2)                         # (m, G, 2)
+    ii = isp[s][:, None, None]
+    inner = col_sq[None, :, :] - 2 * ii * Ws + ii**2
+    f2 = np.stack([(1 - F) ** 2, F**2], axis=2)
+    return 4 * np.sum(f2 * inner, axis=2)
+
+
+def _w_sensitivity(isp: np.ndarray, form: str, group: int) -> float:
+    """Replace-one-attribute bound on ‖G_i^sens(s) − G_i^sens(s')‖_F, G^sens = 2P̂_S^{−1/2}e_s fᵀ, ‖f‖ ≤ 1.
+
+    ``full``: 2√(1/p̂_a + 1/p̂_b) for the two smallest groups (≤ √(8/ρ), spec §4.4); ``code_1x1``: 2/√p̂_g."""
+    if form == "code_1x1":
+        return float(2 * isp[group])
+    top = np.sort(isp**2)[-2:]
+    return float(2 * math.sqrt(top.sum()))
+
+
 def _project(W: np.ndarray, kind: str, radius: float) -> np.ndarray:
+    """Per model: Frobenius ball of ``radius`` or the entrywise box [−radius, radius]."""
     if kind == "box":
         return np.clip(W, -radius, radius)
-    norm = float(np.linalg.norm(W))
-    return W * (radius / norm) if norm > radius else W
+    norm = np.sqrt(np.sum(W * W, axis=(1, 2)))
+    scale = np.where(norm > radius, radius / np.maximum(norm, 1e-300), 1.0)
+    return W * scale[:, None, None]
 
 
-def _batch_data(X: np.ndarray, y: np.ndarray, s: np.ndarray, cfg: DPFermiConfig, rng: np.random.Generator):
-    """Yield (X_B, y_B, s_B) for every step. Shuffled epochs permute the data once per epoch and
-    slice contiguous batches (the last one partial), as a shuffled PyTorch DataLoader."""
-    n = y.size
-    per_epoch = math.ceil(n / cfg.batch_size)
+def _batch_indices(n: int, cfg: DPFermiConfig, rng: np.random.Generator):
+    """Yield the row indices of every step (a slice or an index array). Shuffled epochs permute the
+    data once per epoch and slice contiguous batches (the last one partial), as a shuffled PyTorch
+    DataLoader; Poisson includes each row with q (Opacus); uniform draws B rows without replacement."""
     if cfg.sampling == "shuffle":
         for _ in range(cfg.epochs):
             perm = rng.permutation(n)
-            Xp, yp, sp = X[perm], y[perm], s[perm]
             for i in range(0, n, cfg.batch_size):
-                j = i + cfg.batch_size
-                yield Xp[i:j], yp[i:j], sp[i:j]
+                yield perm[i:i + cfg.batch_size]
     elif cfg.sampling == "poisson":
         q, steps = opacus_sampling(n, cfg.batch_size, cfg.epochs)
         for _ in range(steps):
-            idx = np.flatnonzero(rng.random(n) < q)
-            yield X[idx], y[idx], s[idx]
+            yield np.flatnonzero(rng.random(n) < q)
     else:
         m = min(cfg.batch_size, n)
-        for _ in range(per_epoch * cfg.epochs):
-            idx = rng.choice(n, size=m, replace=False)
-            yield X[idx], y[idx], s[idx]
+        for _ in range(math.ceil(n / cfg.batch_size) * cfg.epochs):
+            yield rng.choice(n, size=m, replace=False)
+
+
+def _shared_config(configs: Sequence[DPFermiConfig]) -> DPFermiConfig:
+    if not configs:
+        raise InvalidParameterError("train_dp_fermi_batch needs at least one configuration.")
+    base = configs[0]
+    for c in configs[1:]:
+        if replace(c, **{f: getattr(base, f) for f in PER_MODEL_FIELDS}) != base:
+            diff = [f.name for f in fields(base) if f.name not in PER_MODEL_FIELDS
+                    and getattr(c, f.name) != getattr(base, f.name)]
+            raise InvalidParameterError(
+                f"configurations trained together may differ only in {', '.join(PER_MODEL_FIELDS)}; "
+                f"these differ: {', '.join(diff)}. Train them in separate calls.")
+    return base
 
 
 def train_dp_fermi(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFermiConfig, *,
                    rng: np.random.Generator) -> DPFermiResult:
-    """Train DP-FERMI logistic regression (min over θ, max over W) with the given switches.
+    """Train one DP-FERMI logistic regression (min over θ, max over W) with the given switches.
 
     Parameters
     ----------
     X, y, s
         Standardized non-sensitive features (n, d), 0/1 labels, integer groups 0..k−1.
     config
-        :class:`DPFermiConfig`; :data:`REFERENCE` is the thesis's code path.
+        :class:`DPFermiConfig`; :data:`REFERENCE` is the authors' code path.
     rng
         Source of the initialization (θ as PyTorch's ``nn.Linear``, then W), batches and noise.
 
-    Returns
-    -------
-    DPFermiResult
-
     Spec: seed-004 §4.1 (Algorithm 1), §4.3 ([C0] behaviour), §4.4; seed-003 §3.3.
     """
-    cfg = config
+    return train_dp_fermi_batch(X, y, s, [config], rng=rng)[0]
+
+
+def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: Sequence[DPFermiConfig], *,
+                         rng: np.random.Generator) -> list[DPFermiResult]:
+    """Train G DP-FERMI models together: same initialization, batches and standard-normal noise
+    draws (common random numbers), per-model λ and noise levels (:data:`PER_MODEL_FIELDS`).
+
+    One step costs one (m × d)·(d × G) product; the result list follows ``configs``. Each model is
+    the run :func:`train_dp_fermi` gives it alone with the same generator (up to summation order).
+
+    Spec: seed-004 §4.1, §4.4 ("vectorise over seeds/λ", §7.6).
+    """
+    configs = list(configs)
+    cfg = _shared_config(configs)
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     s = np.asarray(s, dtype=np.int64)
@@ -343,102 +431,114 @@ def train_dp_fermi(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFermiC
     if cfg.ermi_form == "code_1x1" and not 0 <= cfg.code_group < k:
         raise InvalidParameterError(f"code_group must be a group index in [0, {k}); got {cfg.code_group}.")
     labels = (0, 1) if cfg.fairness == "eo" else (None,)
-    inv_sqrt = {}
+    isp = {}
     for lab in labels:
         sel = s if lab is None else s[y == lab]
         p = np.bincount(sel, minlength=k) / max(sel.size, 1)
         if np.any(p <= 0):
             raise InvalidParameterError(f"every group must appear in the training set (label {lab}); got {p}.")
-        inv_sqrt[lab] = 1.0 / np.sqrt(p)
+        isp[lab] = 1.0 / np.sqrt(p)
 
-    theta_w, theta_b = torch_linear_init(d, rng=rng)
-    shape = (1, 1) if cfg.ermi_form == "code_1x1" else (k, 2)
-    Ws = {lab: (rng.standard_normal(shape) if cfg.w_init == "normal" else np.zeros(shape)) for lab in labels}
-    per_sample = cfg.theta_clip == "per_sample"
+    G = len(configs)
+    lam = np.array([c.lam for c in configs])
+    form, group, mode = cfg.ermi_form, cfg.code_group, cfg.theta_clip
+    w0, b0 = torch_linear_init(d, rng=rng)
+    Th = np.repeat(w0[:, None], G, axis=1)
+    b = np.full(G, float(b0))
+    shape = (1, 1) if form == "code_1x1" else (k, 2)
+    Ws = {lab: np.repeat((rng.standard_normal(shape) if cfg.w_init == "normal" else np.zeros(shape))[None],
+                         G, axis=0) for lab in labels}
     q, steps = (opacus_sampling(n, cfg.batch_size, cfg.epochs) if cfg.sampling == "poisson"
                 else (None, math.ceil(n / cfg.batch_size) * cfg.epochs))
     expected = max(int(n * q), 1) if q is not None else None
-
-    def row_norm_of(XB: np.ndarray) -> np.ndarray:
-        return np.sqrt(np.einsum("ij,ij->i", XB, XB) + 1.0)
     t_hat = int(rng.integers(1, steps + 1)) if cfg.return_iterate == "random" else steps
-    lam = cfg.lam
-    th_scale = lam if cfg.theta_noise_scale == "lambda" else 1.0
-    w_scale = lam if cfg.w_noise_scale == "lambda" else 1.0
+
+    # per-model noise std (θ: on the (d+1)-vector; W: per label matrix), zero for noiseless models
+    if cfg.per_sample_privacy:
+        z = np.array([c.noise_multiplier for c in configs])
+        if mode == "per_sample":
+            th_std = z * cfg.clip_norm
+            w_std = {lab: z * cfg.clip_norm for lab in labels}
+        else:  # sensitive: joint (θ, W) sensitivity/noise ratio 1/z, θ noise ×λ (Algorithm 1 line 4)
+            th_std = lam * math.sqrt(2) * z * 2 * cfg.clip_norm
+            w_std = {lab: math.sqrt(2) * z * _w_sensitivity(isp[lab], form, group) for lab in labels}
+    else:
+        th_std = np.array([c.sigma_theta for c in configs]) * (lam if cfg.theta_noise_scale == "lambda" else 1.0)
+        w_std = {lab: np.array([c.sigma_w for c in configs]) * (lam if cfg.w_noise_scale == "lambda" else 1.0)
+                 for lab in labels}
+    if not cfg.per_sample_privacy:
+        draw_theta = any(c.sigma_theta > 0 for c in configs)
+        draw_w = any(c.sigma_w > 0 for c in configs)
+    else:
+        draw_theta = draw_w = any(c.noise_multiplier > 0 for c in configs)
+
     kept = None
-    t = 0
-    for XB, yB, sB in _batch_data(X, y, s, cfg, rng):
-        t += 1
+    for t, idx in enumerate(_batch_indices(n, cfg, rng), start=1):
+        XB, yB, sB = X[idx], y[idx], s[idx]
         m = yB.size
-        F = expit(XB @ theta_w + theta_b)
-        coef = F - yB                      # d(per-sample BCE)/dz
-        subs = {}
+        F = expit(XB @ Th + b)
+        coef = F - yB[:, None]                       # d(per-sample BCE)/dz, (m, G)
+        sens = np.zeros_like(F) if mode == "sensitive" else None
+        rows = {}
         for lab in labels:
-            sub = None if lab is None else (yB == lab)
-            subs[lab] = sub
-            if sub is None:
-                dz = _psi_dz(F, sB, Ws[lab], inv_sqrt[lab], cfg.ermi_form, cfg.code_group)
-                coef = coef + lam * dz
+            r = slice(None) if lab is None else (yB == lab)
+            rows[lab] = r
+            m_lab = m if lab is None else int(np.count_nonzero(r))
+            ns, se = _psi_dz(F[r], sB[r], Ws[lab], isp[lab], form, group)
+            weight = m / max(m_lab, 1) if (lab is not None and cfg.eo_weighting == "sum") else 1.0
+            if mode == "sensitive":
+                coef[r] += lam * ns
+                sens[r] = se
             else:
-                msub = max(int(sub.sum()), 1)
-                dz = np.zeros(m)
-                dz[sub] = _psi_dz(F[sub], sB[sub], Ws[lab], inv_sqrt[lab], cfg.ermi_form, cfg.code_group)
-                # batch mode: each label part is a mean over its own subset
-                coef = coef + lam * dz * (1.0 if per_sample else m / msub)
-        if per_sample:
-            gnorm2 = (coef * row_norm_of(XB)) ** 2
-            for lab in labels:
-                sub = subs[lab]
-                if sub is None:
-                    gnorm2 = gnorm2 + _w_grad_sqnorm(F, sB, Ws[lab], inv_sqrt[lab], cfg.ermi_form, cfg.code_group)
-                else:
-                    gnorm2[sub] += _w_grad_sqnorm(F[sub], sB[sub], Ws[lab], inv_sqrt[lab], cfg.ermi_form,
-                                                  cfg.code_group)
-            clip = np.minimum(1.0, cfg.clip_norm / (np.sqrt(gnorm2) + 1e-6))
-            cc = coef * clip
-            sigma = cfg.noise_multiplier * cfg.clip_norm
+                coef[r] += (lam * weight) * (ns + se)
+        if cfg.per_sample_privacy:
             denom = expected if expected is not None else max(m, 1)
-            gw = (XB.T @ cc + (rng.normal(0, sigma, d) if sigma > 0 else 0.0)) / denom
-            gb = (cc.sum() + (rng.normal(0, sigma) if sigma > 0 else 0.0)) / denom
-            theta_w = theta_w - cfg.lr_theta * gw
-            theta_b = theta_b - cfg.lr_theta * gb
+            row_norm = np.sqrt(np.einsum("ij,ij->i", XB, XB) + 1.0)[:, None]
+            if mode == "per_sample":
+                gn2 = (coef * row_norm) ** 2
+                for lab in labels:
+                    gn2[rows[lab]] += _w_grad_sqnorm(F[rows[lab]], sB[rows[lab]], Ws[lab], isp[lab], form, group)
+                w_coef = np.minimum(1.0, cfg.clip_norm / (np.sqrt(gn2) + 1e-6))
+                coef = coef * w_coef
+            else:
+                clip = np.minimum(1.0, cfg.clip_norm / (np.abs(sens) * row_norm + 1e-12))
+                coef = coef + lam * sens * clip
+                w_coef = np.ones_like(F)
+            gw, gb = XB.T @ coef, coef.sum(axis=0)
+            if draw_theta:
+                u = rng.standard_normal(d + 1)
+                gw, gb = gw + u[:d, None] * th_std[None, :], gb + u[d] * th_std
+            Th = Th - (cfg.lr_theta / denom) * gw
+            b = b - (cfg.lr_theta / denom) * gb
             for lab in labels:
-                sub = subs[lab]
-                if sub is None:
-                    gW = _w_grad_sum(clip, F, sB, Ws[lab], inv_sqrt[lab], cfg.ermi_form, cfg.code_group)
-                else:
-                    gW = _w_grad_sum(clip[sub], F[sub], sB[sub], Ws[lab], inv_sqrt[lab], cfg.ermi_form,
-                                     cfg.code_group)
-                if sigma > 0:
-                    gW = gW + rng.normal(0, sigma, shape)
-                Ws[lab] = _project(Ws[lab] + cfg.lr_w * gW / denom, cfg.w_projection, cfg.w_radius)
+                r = rows[lab]
+                gW = _w_grad_sum(w_coef[r], F[r], sB[r], Ws[lab], isp[lab], form, group)
+                if draw_w:
+                    gW = gW + rng.standard_normal(shape)[None] * w_std[lab][:, None, None]
+                Ws[lab] = _project(Ws[lab] + (cfg.lr_w / denom) * gW, cfg.w_projection, cfg.w_radius)
         else:
             mm = max(m, 1)
-            gw = XB.T @ coef / mm
-            gb = float(coef.sum() / mm)
-            if cfg.theta_clip == "batch":
-                norm = math.sqrt(float(gw @ gw) + gb * gb)
-                div = max(1.0, norm / cfg.clip_norm)
+            gw, gb = XB.T @ coef / mm, coef.sum(axis=0) / mm
+            if mode == "batch":
+                div = np.maximum(1.0, np.sqrt(np.sum(gw * gw, axis=0) + gb * gb) / cfg.clip_norm)
                 gw, gb = gw / div, gb / div
-            if cfg.sigma_theta > 0:
-                u = rng.normal(0, cfg.sigma_theta, d + 1)
-                gw, gb = gw + th_scale * u[:d], gb + th_scale * u[d]
-            theta_w = theta_w - cfg.lr_theta * gw
-            theta_b = theta_b - cfg.lr_theta * gb
+            if draw_theta:
+                u = rng.standard_normal(d + 1)
+                gw, gb = gw + u[:d, None] * th_std[None, :], gb + u[d] * th_std
+            Th = Th - cfg.lr_theta * gw
+            b = b - cfg.lr_theta * gb
             for lab in labels:
-                sub = subs[lab]
-                if sub is None:
-                    gW = lam * _w_grad_sum(np.ones(m), F, sB, Ws[lab], inv_sqrt[lab], cfg.ermi_form,
-                                           cfg.code_group) / mm
-                else:
-                    msub = max(int(sub.sum()), 1)
-                    gW = lam * _w_grad_sum(np.ones(msub), F[sub], sB[sub], Ws[lab], inv_sqrt[lab],
-                                           cfg.ermi_form, cfg.code_group) / msub
-                if cfg.sigma_w > 0:
-                    gW = gW + w_scale * rng.normal(0, cfg.sigma_w, shape)
+                r = rows[lab]
+                m_lab = mm if (lab is None or cfg.eo_weighting == "label_prior") else max(int(np.count_nonzero(r)), 1)
+                gW = lam[:, None, None] * _w_grad_sum(np.ones((F[r].shape[0], G)), F[r], sB[r], Ws[lab],
+                                                      isp[lab], form, group) / m_lab
+                if draw_w:
+                    gW = gW + rng.standard_normal(shape)[None] * w_std[lab][:, None, None]
                 Ws[lab] = _project(Ws[lab] + cfg.lr_w * gW, cfg.w_projection, cfg.w_radius)
         if t == t_hat:
-            kept = (theta_w.copy(), float(theta_b))
+            kept = (Th.copy(), b.copy())
     if kept is None:
-        kept = (theta_w, float(theta_b))
-    return DPFermiResult(LogisticModel(kept[0], kept[1]), tuple(Ws[lab] for lab in labels), steps, q, cfg)
+        kept = (Th, b)
+    return [DPFermiResult(LogisticModel(kept[0][:, g].copy(), float(kept[1][g])),
+                          tuple(Ws[lab][g].copy() for lab in labels), steps, q, c)
+            for g, c in enumerate(configs)]

@@ -9,9 +9,7 @@ DP-FERMI, γ for Tran et al. 2021a, the bound B for Jagielski et al. 2019; PF-LD
 returns one record per point with the test misclassification error, the figure's violation
 (DP (10) or EO (11)) and both violations. DP-FERMI trials also train the non-private λ = 0 model
 (``error_nonprivate``) for claim 4. The data split (3:1) is drawn per repetition from
-``ctx.shared_rng("split")``, shared by all methods and ε of that repetition; every λ of a DP-FERMI
-trial restarts the trial's stream (common random numbers across λ, like the authors' per-seed
-``torch.manual_seed``).
+``ctx.shared_rng("split")``, shared by all methods and ε of that repetition.
 
 Variants:
 
@@ -24,12 +22,23 @@ Variants:
     first in the authors' fixed training frame; we take the group with the higher training
     positive-label rate (male on all four datasets), the only order for which the regularizer lowers
     the violation as the released curves do (ours; spec §4.3).
-``strict``
-    The paper's ERMI (W ∈ R^{k×2}, W₀ = 0) with per-sample clipping of the joint (θ, W) gradient,
-    Poisson sampling and one noise multiplier calibrated with the PLD accountant so that the stated
-    ε holds for the joint mechanism w.r.t. **all features** (engine config ``STRICT``).
+``strict`` (``--variant strict``)
+    The paper's ERMI (W ∈ R^{k×2}, W₀ = 0) with noise only on the s-dependent gradient parts (spec
+    §4.4 "Strict-DP mode", engine config ``STRICT_SENSITIVE``): each sample's sensitive θ part clipped
+    to C_s = 1, θ noise ×λ, W noise from the exact bound of the sensitive W part, Poisson sampling,
+    one noise multiplier calibrated with the PLD accountant so that the stated ε holds for the joint
+    (θ, W) mechanism w.r.t. the **sensitive attribute** (the guarantee the paper's Theorem 3.3(a)
+    claims; P̂_S treated as public). At λ = 0 the model does not see S, so it is noiseless.
+``strict-all`` (``--variant strict-all``)
+    The same ERMI with per-sample clipping of the joint (θ, W) gradient (C = 1.5) and the accountant-
+    calibrated noise on everything: the stated ε holds w.r.t. **all features** (config
+    ``STRICT_ALL_FEATURES``; the thesis's "DP-FERMI (strict)" row uses it too).
 
-Baselines (:mod:`repro.learners.baselines`) are the same in both variants; each is (ε, δ)-DP by
+All λ of a trial and its non-private λ = 0 model are trained together by
+:func:`repro.learners.dp_fermi.train_dp_fermi_batch` (same batches and noise draws: common random
+numbers across λ, like the authors' per-seed ``torch.manual_seed``).
+
+Baselines (:mod:`repro.learners.baselines`) are the same in all variants; each is (ε, δ)-DP by
 its own accountant (documented in its module).
 """
 
@@ -45,7 +54,13 @@ import numpy as np
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import eq_odds_gap, sp_gap
 from repro.learners.baselines import train_jagielski_2019, train_pf_ld, train_tran_2021a
-from repro.learners.dp_fermi import STRICT, DPFermiConfig, group_floor, train_dp_fermi
+from repro.learners.dp_fermi import (
+    STRICT_ALL_FEATURES,
+    STRICT_SENSITIVE,
+    DPFermiConfig,
+    group_floor,
+    train_dp_fermi_batch,
+)
 from repro.learners.dpfermi_figures_report import (  # noqa: F401 - the study contract
     REFERENCE_CSV,
     claim_verdicts,
@@ -55,7 +70,7 @@ from repro.learners.dpfermi_figures_report import (  # noqa: F401 - the study co
     released_curves,
     report_markdown,
 )
-from repro.privacy.accounting import calibrate_noise_multiplier
+from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_event, opacus_sampling
 from repro.privacy.accounting import epsilon as accountant_epsilon
 from repro.privacy.dpfermi_noise import accountant_epsilons, theorem33_noise
 from repro.trial import TrialContext, TrialOutput
@@ -65,7 +80,7 @@ __all__ = ["run_trial", "plot", "report_markdown", "load_dataset", "released_cur
 
 log = logging.getLogger(__name__)
 
-VERSION = "1"
+VERSION = "2"
 CODE_DEPENDENCIES = ("repro.learners.dp_fermi", "repro.learners.baselines._dpsgd",
                      "repro.learners.baselines.tran_2021a", "repro.learners.baselines.pf_ld",
                      "repro.learners.baselines.jagielski_2019", "repro.privacy.dpfermi_noise")
@@ -153,33 +168,28 @@ def _dp_fermi(params, ctx, Xtr, ytr, str_, Xte, yte, ste):
                        conditions_ok=noise.conditions.ok, code_group=code_group,
                        guarantee="nominal: per block, sensitive attribute only, no per-sample clipping")
         nonpriv = cfg.with_(sigma_theta=0.0, sigma_w=0.0, lam=0.0)
-    elif variant == "strict":
+    elif variant in ("strict", "strict-all"):
         lambdas = [float(v) for v in params.get("strict_lambdas", params["lambdas"])]
-        q = min(1.0, B / n)
-        z = 0.0 if math.isinf(eps) else calibrate_noise_multiplier(eps, delta, q, steps)
-        cfg = STRICT.with_(**base, noise_multiplier=z)
-        privacy.update(noise_multiplier=z, clip_norm=cfg.clip_norm,
-                       eps_joint_pld=(math.inf if z == 0 else
-                                      accountant_epsilon(_strict_event(z, q, steps), delta)),
-                       guarantee="joint (theta, W), all features, PLD accountant")
+        q, T = opacus_sampling(n, B, epochs)
+        z = 0.0 if math.isinf(eps) else calibrate_noise_multiplier(eps, delta, q, T)
+        engine = STRICT_SENSITIVE if variant == "strict" else STRICT_ALL_FEATURES
+        cfg = engine.with_(**base, noise_multiplier=z)
+        privacy.update(noise_multiplier=z, clip_norm=cfg.clip_norm, steps=T, sampling_probability=q,
+                       eps_joint_pld=math.inf if z == 0 else accountant_epsilon(dp_sgd_event(z, q, T), delta),
+                       guarantee=("joint (theta, W), sensitive attribute only, PLD accountant"
+                                  if variant == "strict" else "joint (theta, W), all features, PLD accountant"))
         nonpriv = cfg.with_(noise_multiplier=0.0, lam=0.0)
     else:
-        raise InvalidParameterError(f"variant must be 'reference' or 'strict'; got {variant!r}.")
-    records = []
-    for lam in lambdas:
-        res = train_dp_fermi(Xtr, ytr, str_, cfg.with_(lam=lam), rng=ctx.rng)
-        records.append({"method": "dp-fermi", "knob": lam,
-                        **_metrics(res.model.predict(Xte), yte, ste, fairness)})
-    res0 = train_dp_fermi(Xtr, ytr, str_, nonpriv, rng=ctx.rng)
-    err0 = _metrics(res0.model.predict(Xte), yte, ste, fairness)["error"]
-    for r in records:
-        r["error_nonprivate"] = err0
+        raise InvalidParameterError(
+            f"variant must be 'reference', 'strict' or 'strict-all'; got {variant!r}.")
+    # all λ and the non-private λ = 0 model in one batched run (shared batches and noise draws)
+    results = train_dp_fermi_batch(Xtr, ytr, str_, [cfg.with_(lam=lam) for lam in lambdas] + [nonpriv],
+                                   rng=ctx.rng)
+    err0 = _metrics(results[-1].model.predict(Xte), yte, ste, fairness)["error"]
+    records = [{"method": "dp-fermi", "knob": lam, "error_nonprivate": err0,
+                **_metrics(res.model.predict(Xte), yte, ste, fairness)}
+               for lam, res in zip(lambdas, results[:-1], strict=True)]
     return records, privacy
-
-
-def _strict_event(z: float, q: float, steps: int):
-    from repro.privacy.accounting import dp_sgd_event
-    return dp_sgd_event(z, q, steps)
 
 
 def _baseline(method, params, ctx, Xtr, ytr, str_, Xte, yte, ste):

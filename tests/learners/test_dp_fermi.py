@@ -10,7 +10,8 @@ import pytest
 from repro.errors import InvalidParameterError
 from repro.learners.dp_fermi import (
     REFERENCE,
-    STRICT,
+    STRICT_ALL_FEATURES,
+    STRICT_SENSITIVE,
     DPFermiConfig,
     _psi_parts,
     _psi_value,
@@ -112,7 +113,7 @@ def test_noise_formulas() -> None:
 
 def test_strict_mode_is_dp_sgd_and_deterministic() -> None:
     X, y, s = _data(n=2000)
-    cfg = STRICT.with_(lam=1.0, noise_multiplier=1.1, epochs=3, batch_size=200)
+    cfg = STRICT_ALL_FEATURES.with_(lam=1.0, noise_multiplier=1.1, epochs=3, batch_size=200)
     a = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(3))
     b = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(3))
     np.testing.assert_array_equal(a.model.w, b.model.w)
@@ -140,27 +141,134 @@ def test_bad_switch_is_reported() -> None:
 
 
 @pytest.mark.parametrize("form", ["full", "code_1x1"])
-def test_closed_form_w_gradient_sums_and_norms(form: str) -> None:
+def test_batched_closed_forms_match_the_per_sample_oracle(form: str) -> None:
+    # the engine's (m, G) closed forms equal G separate explicit per-sample computations
     from repro.learners.dp_fermi import _psi_dz, _w_grad_sqnorm, _w_grad_sum
 
     rng = np.random.default_rng(6)
-    m = 60
-    F = rng.random(m)
-    s = rng.integers(0, 2, m)
-    inv = 1 / np.sqrt(np.array([0.3, 0.7]))
-    W = rng.normal(size=(1, 1) if form == "code_1x1" else (2, 2))
-    dz, gW = _psi_parts(F, s, W, inv, form, 0)
-    wts = rng.random(m)
-    np.testing.assert_allclose(_psi_dz(F, s, W, inv, form, 0), dz, rtol=1e-12)
-    np.testing.assert_allclose(_w_grad_sum(wts, F, s, W, inv, form, 0), np.tensordot(wts, gW, axes=(0, 0)),
-                               rtol=1e-12)
-    np.testing.assert_allclose(_w_grad_sqnorm(F, s, W, inv, form, 0), np.sum(gW**2, axis=(1, 2)), rtol=1e-12)
+    m, G, k = 60, 3, 3
+    F = rng.random((m, G))
+    s = rng.integers(0, k, m)
+    inv = 1 / np.sqrt(np.array([0.2, 0.3, 0.5]))
+    W = rng.normal(size=(G, 1, 1) if form == "code_1x1" else (G, k, 2))
+    a = rng.random((m, G))
+    ns, se = _psi_dz(F, s, W, inv, form, 1)
+    sums = _w_grad_sum(a, F, s, W, inv, form, 1)
+    sq = _w_grad_sqnorm(F, s, W, inv, form, 1)
+    for g in range(G):
+        dz, gW = _psi_parts(F[:, g], s, W[g], inv, form, 1)
+        np.testing.assert_allclose(ns[:, g] + se[:, g], dz, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(sums[g], np.tensordot(a[:, g], gW, axes=(0, 0)), rtol=1e-12)
+        np.testing.assert_allclose(sq[:, g], np.sum(gW**2, axis=(1, 2)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("form", ["full", "code_1x1"])
+def test_attribute_flips_brute_force(form: str) -> None:
+    # spec §3/§5: only the second term of each gradient depends on s_i; flipping one s_i moves the
+    # batch-mean θ-gradient of ψ by at most √(8/ρ)·D·L/m (Theorem 3.3's Δ_θ) and the W-gradient sum by
+    # at most the engine's Δ_W (≤ √(8/ρ)); the bound on Σ∇_W is attained up to ‖f‖ ≤ 1.
+    from repro.learners.dp_fermi import _psi_dz, _w_grad_sum, _w_sensitivity
+
+    rng = np.random.default_rng(11)
+    m, d, k = 40, 3, 3
+    X = rng.uniform(-1, 1, size=(m, d))
+    Xt = np.c_[X, np.ones(m)]
+    s = np.r_[np.zeros(8, int), np.ones(12, int), np.full(20, 2)]
+    p = np.bincount(s, minlength=k) / m
+    inv = 1 / np.sqrt(p)
+    rho = p.min()
+    D = 1.5
+    W = rng.uniform(-D, D, size=(1, 1, 1) if form == "code_1x1" else (1, k, 2))
+    th = rng.normal(size=d + 1) * 3
+    F = sigmoid(Xt @ th)[:, None]
+    L = np.sqrt((Xt**2).sum(1)).max() / 4          # Lipschitz constant of F in θ on this batch
+    ns0, se0 = _psi_dz(F, s, W, inv, form, 0)
+    g0 = Xt.T @ (ns0 + se0)[:, 0] / m
+    W0 = _w_grad_sum(np.ones((m, 1)), F, s, W, inv, form, 0)
+    worst_theta = worst_w = 0.0
+    for i in range(m):
+        for r in range(k):
+            if r == s[i]:
+                continue
+            s2 = s.copy()
+            s2[i] = r
+            ns1, se1 = _psi_dz(F, s2, W, inv, form, 0)
+            np.testing.assert_array_equal(ns1, ns0)          # the non-sensitive part never moves
+            worst_theta = max(worst_theta, np.linalg.norm(Xt.T @ (ns1 + se1)[:, 0] / m - g0))
+            worst_w = max(worst_w, np.linalg.norm(_w_grad_sum(np.ones((m, 1)), F, s2, W, inv, form, 0) - W0))
+    assert worst_theta <= math.sqrt(8 / rho) * D * L / m
+    assert worst_w <= _w_sensitivity(inv, form, 0) + 1e-12 <= math.sqrt(8 / rho) + 1e-12
+    assert worst_w > 0.3 * _w_sensitivity(inv, form, 0)
+
+
+def test_batched_training_equals_separate_runs() -> None:
+    from repro.learners.dp_fermi import train_dp_fermi_batch
+
+    X, y, s = _data(n=1200)
+    for base in (REFERENCE.with_(epochs=2, batch_size=200, sigma_theta=0.3, sigma_w=0.1),
+                 STRICT_SENSITIVE.with_(epochs=2, batch_size=200, fairness="eo"),
+                 STRICT_ALL_FEATURES.with_(epochs=2, batch_size=200)):
+        cfgs = [base.with_(lam=lam, noise_multiplier=z if base.per_sample_privacy else 0.0)
+                for lam, z in ((0.0, 0.7), (0.5, 1.0), (2.0, 3.0))]
+        together = train_dp_fermi_batch(X, y, s, cfgs, rng=np.random.default_rng(4))
+        for c, res in zip(cfgs, together, strict=True):
+            alone = train_dp_fermi(X, y, s, c, rng=np.random.default_rng(4))
+            np.testing.assert_allclose(res.model.w, alone.model.w, rtol=1e-10, atol=1e-12)
+            assert res.config == c
+    with pytest.raises(InvalidParameterError, match="may differ only in"):
+        train_dp_fermi_batch(X, y, s, [REFERENCE, REFERENCE.with_(epochs=3)], rng=np.random.default_rng(0))
+
+
+def test_sensitive_mode_lambda_zero_never_sees_s() -> None:
+    # strict (sensitive attribute only): with λ = 0 no s-dependent term reaches θ, so the released
+    # model is the same for any attribute vector, noise or not; with λ > 0 it is not.
+    X, y, s = _data(n=1000)
+    s2 = np.random.default_rng(9).permutation(s)
+    cfg = STRICT_SENSITIVE.with_(epochs=2, batch_size=100, noise_multiplier=2.0)
+    for lam, same in ((0.0, True), (1.0, False)):
+        a = train_dp_fermi(X, y, s, cfg.with_(lam=lam), rng=np.random.default_rng(1))
+        b = train_dp_fermi(X, y, s2, cfg.with_(lam=lam), rng=np.random.default_rng(1))
+        assert np.array_equal(a.model.w, b.model.w) is same
+    assert a.event is not None
+
+
+@pytest.mark.parametrize("weighting", ["sum", "label_prior"])
+def test_eo_one_full_batch_step_is_the_gradient_of_the_weighted_objective(weighting: str) -> None:
+    # one full-batch, noiseless, unclipped step: θ₁ = θ₀ − η ∇_θ[BCE + λ Σ_y w_y ψ̄_y(θ, W_y)], with
+    # w_y = 1 (the authors' code, each part a mean over its label) or w_y = m_y/m (eq. (5)'s p̂_Y weights)
+    from repro.learners.logistic import torch_linear_init
+
+    X, y, s = _data(n=300, d=3)
+    lam, eta = 0.8, 0.05
+    cfg = REFERENCE.with_(ermi_form="full", fairness="eo", eo_weighting=weighting, theta_clip="none",
+                          lam=lam, lr_theta=eta, epochs=1, batch_size=300)
+    res = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(7))
+    rng = np.random.default_rng(7)
+    w0, b0 = torch_linear_init(3, rng=rng)
+    Wy = [rng.standard_normal((2, 2)) for _ in (0, 1)]
+    Xt = np.c_[X, np.ones(len(y))]
+    th0 = np.r_[w0, b0]
+
+    def objective(th):
+        F = sigmoid(Xt @ th)
+        bce = -np.mean(y * np.log(F) + (1 - y) * np.log(1 - F))
+        reg = 0.0
+        for lab in (0, 1):
+            sel = y == lab
+            inv = 1 / np.sqrt(np.bincount(s[sel], minlength=2) / sel.sum())
+            weight = 1.0 if weighting == "sum" else sel.mean()
+            reg += weight * (_psi_value(F[sel], s[sel], Wy[lab], inv, "full", 0) + 1)
+        return bce + lam * reg
+
+    h = 1e-6
+    grad = np.array([(objective(th0 + h * e) - objective(th0 - h * e)) / (2 * h) for e in np.eye(4)])
+    np.testing.assert_allclose(np.r_[res.model.w, res.model.b], th0 - eta * grad, rtol=0, atol=1e-8)
 
 
 def test_per_sample_joint_gradients_are_clipped() -> None:
     # With a huge learning rate on W only, one strict step moves W by at most lr·(Σ clipped)/denom ≤ lr·C·m/denom
     X, y, s = _data(n=500)
-    cfg = STRICT.with_(lam=1.0, noise_multiplier=0.0, epochs=1, batch_size=500, lr_theta=1e-12, lr_w=1.0,
+    cfg = STRICT_ALL_FEATURES.with_(lam=1.0, noise_multiplier=0.0, epochs=1, batch_size=500, lr_theta=1e-12, lr_w=1.0,
                        clip_norm=0.01, w_radius=1e6)
     res = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(0))
     assert np.linalg.norm(res.W[0]) <= 0.01 * 500 / 500 + 1e-9

@@ -36,7 +36,7 @@ def test_released_csv_is_complete_and_data_only() -> None:
 @pytest.mark.parametrize("fig", FIGS)
 def test_experiment_files_load_and_match_the_csv(fig: int) -> None:
     spec = load_experiment(EXPERIMENTS / f"dpfermi-fig-{fig}.toml")
-    assert spec.variants == ("reference", "strict")
+    assert spec.variants == ("reference", "strict", "strict-all")
     assert spec.profile("full").seeds == 15 and spec.params["epochs"] == 200
     ref = study.released_curves(spec.params["dataset"], spec.params["fairness"])
     for r in spec.references:
@@ -110,7 +110,8 @@ def _synthetic(n: int = 1600, seed: int = 0) -> TabularDataset:
 
 
 @pytest.mark.parametrize(("method", "fairness", "variant"), [
-    ("dp-fermi", "dp", "reference"), ("dp-fermi", "eo", "strict"), ("tran-2021a", "dp", "reference"),
+    ("dp-fermi", "dp", "reference"), ("dp-fermi", "eo", "strict"), ("dp-fermi", "dp", "strict-all"),
+    ("tran-2021a", "dp", "reference"),
     ("pf-ld", "eo", "reference"), ("jagielski-2019", "eo", "reference")])
 def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant: str) -> None:
     monkeypatch.setattr(study, "load_dataset", lambda name: _synthetic())
@@ -131,7 +132,8 @@ def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant:
     if method == "dp-fermi" and variant == "reference":
         assert priv["sigma_theta"] > 0 and priv["eps_joint_rdp"] > priv["eps_block_rdp"]
         assert "error_nonprivate" in out.records[0]
-    if variant == "strict":
+    if variant.startswith("strict"):
+        assert ("sensitive attribute" in priv["guarantee"]) is (variant == "strict")
         assert priv["eps_joint_pld"] == pytest.approx(3.0, abs=0.05)
     again = study.run_trial(params, ctx)
     assert again.records == out.records                       # a pure function of (params, seed)
