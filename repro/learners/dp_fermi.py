@@ -6,7 +6,9 @@ Spec: seed-004-dpfermi.md §2–§5 (ERMI, min–max form, Algorithm 1, Theorem 
 seed-003-thesis.md §3.3 (the thesis's copy of that code: all-feature noise formulas, L_θ = 5, C = 5,
 η_θ = 0.005, η_W = 0.01).
 
-Model: logistic regression on the non-sensitive features only, soft prediction F = σ(θᵀx̃).
+Model: logistic regression on the non-sensitive features only, soft prediction F = σ(θᵀx̃) (binary)
+or F = softmax(Θᵀx̃) (``head="softmax"``, l classes; closed-form gradients as for the binary head:
+d(CE)/dz = F − e_y and dψ̂_i/dz_c = F_c (c_c − Σ_j F_j c_j), c_j = −‖W_{:,j}‖² + 2W_{s_i,j}/√p̂_S(s_i)).
 Objective: min_θ max_W  BCE(θ) + λ·ψ̄(θ, W) with the per-sample
 
     ψ̂_i = −Σ_j f_j ‖W_{:,j}‖² + (2/√p̂_S(s_i)) Σ_j W_{s_i,j} f_j − 1
@@ -16,6 +18,9 @@ whose maximum over W is the ERMI of (Ŷ, S). Switches (:class:`DPFermiConfig`):
 =====================  =======================================================  ==================
 switch                 options                                                  authors' code [C0]
 =====================  =======================================================  ==================
+``head``               ``logistic`` (binary: F = (1−σ(θᵀx̃), σ(θᵀx̃))) /          ``logistic``
+                       ``softmax`` (l classes: F = softmax(Θᵀx̃), Θ ∈ R^{(d+1)×l};  (UTKFace: softmax)
+                       labels 0..l−1, prediction argmax)
 ``ermi_form``          ``full`` (W ∈ R^{k×2}, f = (1−σ, σ)) / ``code_1x1``      ``code_1x1``
                        (W ∈ R^{1×1}; ``torch.trace`` keeps only the term of
                        group ``code_group``, §4.3)
@@ -76,7 +81,7 @@ import numpy as np
 from scipy.special import expit
 
 from repro.errors import InvalidParameterError
-from repro.learners.logistic import LogisticModel, torch_linear_init
+from repro.learners.logistic import LogisticModel, SoftmaxModel, torch_linear_init
 from repro.privacy.accounting import dp_sgd_event, opacus_sampling
 
 __all__ = ["DPFermiConfig", "DPFermiResult", "train_dp_fermi", "train_dp_fermi_batch",
@@ -84,6 +89,7 @@ __all__ = ["DPFermiConfig", "DPFermiResult", "train_dp_fermi", "train_dp_fermi_b
            "STRICT_ALL_FEATURES", "STRICT_SENSITIVE", "PER_MODEL_FIELDS"]
 
 _CHOICES = {
+    "head": ("logistic", "softmax"),
     "ermi_form": ("full", "code_1x1"),
     "fairness": ("dp", "eo"),
     "eo_weighting": ("sum", "label_prior"),
@@ -110,6 +116,7 @@ class DPFermiConfig:
     """
 
     lam: float = 1.0
+    head: Literal["logistic", "softmax"] = "logistic"
     lr_theta: float = 0.005
     lr_w: float = 0.01
     batch_size: int = 1024
@@ -147,6 +154,8 @@ class DPFermiConfig:
         if self.batch_size < 1 or self.epochs < 1:
             raise InvalidParameterError(
                 f"batch_size and epochs must be >= 1; got {self.batch_size}, {self.epochs}.")
+        if self.head == "softmax" and self.ermi_form != "full":
+            raise InvalidParameterError("head='softmax' needs ermi_form='full' (W ∈ R^(k×l)); code_1x1 is binary.")
         if self.fairness == "eo" and self.per_sample_privacy and self.eo_weighting != "label_prior":
             raise InvalidParameterError(
                 f"theta_clip={self.theta_clip!r} bounds each sample's share of ONE batch mean; use "
@@ -178,7 +187,7 @@ class DPFermiResult:
     """Trained model (non-sensitive features only), final W matrices, steps and the DP-SGD event
     (accountant-calibrated modes only; None otherwise)."""
 
-    model: LogisticModel
+    model: LogisticModel | SoftmaxModel
     W: tuple[np.ndarray, ...]
     steps: int
     sampling_probability: float | None
@@ -244,12 +253,14 @@ def _check_noise_args(n: int, steps: int, rho: float, epsilon: float, delta: flo
 
 
 def ermi(prob: np.ndarray, s: np.ndarray, k: int | None = None) -> float:
-    """Empirical ERMI of soft binary predictions ``prob`` = P(Ŷ=1) and groups ``s``:
-    Σ_{j,r} p̂(j,r)² / (p̂(j) p̂(r)) − 1 with f = (1−prob, prob). Spec: seed-004 §2 Def. 3.1."""
+    """Empirical ERMI of soft predictions and groups ``s``: Σ_{j,r} p̂(j,r)² / (p̂(j) p̂(r)) − 1.
+
+    ``prob`` is P(Ŷ=1) (n,) for a binary model (f = (1−prob, prob)) or the (n, l) class
+    probabilities of a multi-class one. Spec: seed-004 §2 Def. 3.1."""
     prob = np.asarray(prob, dtype=float)
     s = np.asarray(s)
     k = int(s.max()) + 1 if k is None else k
-    f = np.stack([1 - prob, prob], axis=1)
+    f = np.stack([1 - prob, prob], axis=1) if prob.ndim == 1 else prob
     onehot = np.eye(k)[s]
     joint = f.T @ onehot / len(prob)
     pj = f.mean(axis=0)
@@ -259,12 +270,13 @@ def ermi(prob: np.ndarray, s: np.ndarray, k: int | None = None) -> float:
 
 # ---------------------------------------------------------------------------------- engine
 #
-# Shapes: F is (m, G) for G models; W is (G, k, 2) (``full``) or (G, 1, 1) (``code_1x1``);
-# ``isp`` is the (k,) vector 1/√p̂_S (or 1/√p̂_{S|Y=y}).
+# Shapes: f is the (m, G, l) array of soft predictions of G models (binary: f = (1 − F, F));
+# W is (G, k, l) (``full``) or (G, 1, 1) (``code_1x1``, binary only); ``isp`` is the (k,) vector
+# 1/√p̂_S (or 1/√p̂_{S|Y=y}); logit coefficients are (m, G, L) with L = 1 (binary) or l (softmax).
 
 def _psi_parts(F: np.ndarray, s: np.ndarray, W: np.ndarray, inv_sqrt_p: np.ndarray, form: str,
                group: int) -> tuple[np.ndarray, np.ndarray]:
-    """ONE model, explicit per-sample arrays (the test oracle): dψ̂_i/dz_i (m,) and ∇_W ψ̂_i (m, *W.shape)."""
+    """ONE binary model, explicit per-sample arrays (the test oracle): dψ̂_i/dz_i (m,) and ∇_W ψ̂_i."""
     dF = F * (1 - F)
     if form == "code_1x1":
         w = W[0, 0]
@@ -285,58 +297,62 @@ def _psi_parts(F: np.ndarray, s: np.ndarray, W: np.ndarray, inv_sqrt_p: np.ndarr
 
 def _psi_value(F: np.ndarray, s: np.ndarray, W: np.ndarray, inv_sqrt_p: np.ndarray, form: str,
                group: int) -> float:
-    """ONE model: batch mean of ψ̂_i (for tests and diagnostics)."""
+    """ONE model: batch mean of ψ̂_i. ``F`` is P(Ŷ=1) (m,) or the (m, l) class probabilities."""
     if form == "code_1x1":
         w = W[0, 0]
         return float(np.mean(-w * w * F + 2 * w * F * (s == group) * inv_sqrt_p[group]) - 1)
-    f = np.stack([1 - F, F], axis=1)
+    f = np.stack([1 - F, F], axis=1) if F.ndim == 1 else F
     col_sq = np.sum(W * W, axis=0)
     return float(np.mean(-(f * col_sq[None, :]).sum(1) + 2 * inv_sqrt_p[s] * (W[s] * f).sum(1)) - 1)
 
 
-def _psi_dz(F: np.ndarray, s: np.ndarray, W: np.ndarray, isp: np.ndarray, form: str,
-            group: int) -> tuple[np.ndarray, np.ndarray]:
-    """dψ̂_i/dz_i of every sample and model, split into the part that does not depend on s_i and the
-    part that does (spec §3 "Only the second term of each gradient depends on s_i"); each (m, G)."""
-    dF = F * (1 - F)
+def _psi_dz(f: np.ndarray, s: np.ndarray, W: np.ndarray, isp: np.ndarray, form: str, group: int,
+            head: str = "logistic") -> tuple[np.ndarray, np.ndarray]:
+    """dψ̂_i/dz of every sample, model and logit, split into the part that does not depend on s_i and
+    the part that does (spec §3: "Only the second term of each gradient depends on s_i"); (m, G, L)."""
     if form == "code_1x1":
+        F = f[..., 1]
+        dF = F * (1 - F)
         w = W[:, 0, 0]
         ind = (s == group).astype(float)
-        return dF * (-w * w)[None, :], dF * (2 * isp[group]) * ind[:, None] * w[None, :]
-    col_sq = np.sum(W * W, axis=1)                            # (G, 2)
-    Ws = W[:, s, :]                                            # (G, m, 2)
-    return (dF * (col_sq[:, 0] - col_sq[:, 1])[None, :],
-            dF * (2 * isp[s])[:, None] * (Ws[:, :, 1] - Ws[:, :, 0]).T)
+        return ((dF * (-w * w)[None, :])[..., None],
+                (dF * (2 * isp[group]) * ind[:, None] * w[None, :])[..., None])
+    c_ns = -np.sum(W * W, axis=1)[None, :, :]                          # (1, G, l)
+    c_se = 2 * isp[s][:, None, None] * W[:, s, :].transpose(1, 0, 2)     # (m, G, l)
+    if head == "logistic":
+        dF = (f[..., 0] * f[..., 1])[..., None]
+        return dF * (c_ns[..., 1:] - c_ns[..., :1]), dF * (c_se[..., 1:] - c_se[..., :1])
+    return (f * (c_ns - np.sum(f * c_ns, axis=2, keepdims=True)),
+            f * (c_se - np.sum(f * c_se, axis=2, keepdims=True)))
 
 
-def _w_grad_sum(a: np.ndarray, F: np.ndarray, s: np.ndarray, W: np.ndarray, isp: np.ndarray, form: str,
+def _w_grad_sum(a: np.ndarray, f: np.ndarray, s: np.ndarray, W: np.ndarray, isp: np.ndarray, form: str,
                 group: int) -> np.ndarray:
     """Σ_i a_ig ∇_W ψ̂_i of every model g in closed form; ``a`` is (m, G); returns W's shape."""
-    aF = a * F
     if form == "code_1x1":
+        aF = a * f[..., 1]
         w = W[:, 0, 0]
-        ind = (s == group)
-        out = -2 * w * aF.sum(axis=0) + 2 * isp[group] * aF[ind].sum(axis=0)
+        out = -2 * w * aF.sum(axis=0) + 2 * isp[group] * aF[s == group].sum(axis=0)
         return out[:, None, None]
+    m, G, lab = f.shape
     k = W.shape[1]
-    sum_f = np.stack([a.sum(axis=0) - aF.sum(axis=0), aF.sum(axis=0)], axis=1)      # (G, 2)
-    onehot = (s[:, None] == np.arange(k)[None, :]).astype(float) * isp[s][:, None]   # (m, k)
-    sens = np.stack([onehot.T @ (a - aF), onehot.T @ aF], axis=2)                    # (k, G, 2)
-    return -2 * W * sum_f[:, None, :] + 2 * sens.transpose(1, 0, 2)
+    af = a[:, :, None] * f                                                # (m, G, l)
+    onehot = (s[:, None] == np.arange(k)[None, :]).astype(float) * isp[s][:, None]
+    sens = (onehot.T @ af.reshape(m, G * lab)).reshape(k, G, lab)
+    return -2 * W * af.sum(axis=0)[:, None, :] + 2 * sens.transpose(1, 0, 2)
 
 
-def _w_grad_sqnorm(F: np.ndarray, s: np.ndarray, W: np.ndarray, isp: np.ndarray, form: str,
+def _w_grad_sqnorm(f: np.ndarray, s: np.ndarray, W: np.ndarray, isp: np.ndarray, form: str,
                    group: int) -> np.ndarray:
     """‖∇_W ψ̂_i‖²_F of every sample and model in closed form, (m, G)."""
     if form == "code_1x1":
+        F = f[..., 1]
         w = W[:, 0, 0]
         return (-2 * w[None, :] * F + 2 * isp[group] * F * (s == group)[:, None]) ** 2
-    col_sq = np.sum(W * W, axis=1)                            # (G, 2)
-    Ws = W[:, s, :].transpose(1, 0, 2)                         # (m, G, 2)
+    col_sq = np.sum(W * W, axis=1)                            # (G, l)
+    Ws = W[:, s, :].transpose(1, 0, 2)                         # (m, G, l)
     ii = isp[s][:, None, None]
-    inner = col_sq[None, :, :] - 2 * ii * Ws + ii**2
-    f2 = np.stack([(1 - F) ** 2, F**2], axis=2)
-    return 4 * np.sum(f2 * inner, axis=2)
+    return 4 * np.sum(f * f * (col_sq[None, :, :] - 2 * ii * Ws + ii**2), axis=2)
 
 
 def _w_sensitivity(isp: np.ndarray, form: str, group: int) -> float:
@@ -359,9 +375,9 @@ def _project(W: np.ndarray, kind: str, radius: float) -> np.ndarray:
 
 
 def _batch_indices(n: int, cfg: DPFermiConfig, rng: np.random.Generator):
-    """Yield the row indices of every step (a slice or an index array). Shuffled epochs permute the
-    data once per epoch and slice contiguous batches (the last one partial), as a shuffled PyTorch
-    DataLoader; Poisson includes each row with q (Opacus); uniform draws B rows without replacement."""
+    """Yield the row indices of every step. Shuffled epochs permute the data once per epoch and
+    slice contiguous batches (the last one partial), as a shuffled PyTorch DataLoader; Poisson
+    includes each row with q (Opacus); uniform draws B rows without replacement."""
     if cfg.sampling == "shuffle":
         for _ in range(cfg.epochs):
             perm = rng.permutation(n)
@@ -391,14 +407,27 @@ def _shared_config(configs: Sequence[DPFermiConfig]) -> DPFermiConfig:
     return base
 
 
+def _init_theta(d: int, n_out: int, G: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """θ of PyTorch's ``nn.Linear(d, n_out)`` (U(−1/√d, 1/√d)), the same for all G models: (d, G, L), (G, L)."""
+    if n_out == 1:
+        w0, b0 = torch_linear_init(d, rng=rng)
+        w0, b0 = w0[:, None], np.array([b0])
+    else:
+        bound = 1.0 / math.sqrt(d)
+        w0 = rng.uniform(-bound, bound, size=(n_out, d)).T
+        b0 = rng.uniform(-bound, bound, size=n_out)
+    return np.repeat(w0[:, None, :], G, axis=1), np.repeat(b0[None, :], G, axis=0)
+
+
 def train_dp_fermi(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFermiConfig, *,
                    rng: np.random.Generator) -> DPFermiResult:
-    """Train one DP-FERMI logistic regression (min over θ, max over W) with the given switches.
+    """Train one DP-FERMI model (min over θ, max over W) with the given switches.
 
     Parameters
     ----------
     X, y, s
-        Standardized non-sensitive features (n, d), 0/1 labels, integer groups 0..k−1.
+        Standardized non-sensitive features (n, d), labels (0/1, or 0..l−1 for ``head="softmax"``),
+        integer groups 0..k−1.
     config
         :class:`DPFermiConfig`; :data:`REFERENCE` is the authors' code path.
     rng
@@ -414,38 +443,45 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
     """Train G DP-FERMI models together: same initialization, batches and standard-normal noise
     draws (common random numbers), per-model λ and noise levels (:data:`PER_MODEL_FIELDS`).
 
-    One step costs one (m × d)·(d × G) product; the result list follows ``configs``. Each model is
-    the run :func:`train_dp_fermi` gives it alone with the same generator (up to summation order).
+    One step costs one (m × d)·(d × G·L) product; the result list follows ``configs``. A model
+    trained together with others equals its run alone with the same generator (up to summation
+    order) whenever both draw noise (or neither does).
 
     Spec: seed-004 §4.1, §4.4 ("vectorise over seeds/λ", §7.6).
     """
     configs = list(configs)
     cfg = _shared_config(configs)
     X = np.ascontiguousarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
     s = np.asarray(s, dtype=np.int64)
     n, d = X.shape
-    if not (y.shape == s.shape == (n,)):
-        raise InvalidParameterError(f"X, y, s must have n rows; got {X.shape}, {y.shape}, {s.shape}.")
+    yi = np.asarray(y).astype(np.int64)
+    if not (yi.shape == s.shape == (n,)):
+        raise InvalidParameterError(f"X, y, s must have n rows; got {X.shape}, {yi.shape}, {s.shape}.")
+    if np.any(yi != np.asarray(y)) or yi.min() < 0:
+        raise InvalidParameterError("labels must be integers 0, 1, … (class indices).")
+    softmax_head = cfg.head == "softmax"
+    n_classes = max(int(yi.max()) + 1, 2)
+    if not softmax_head and n_classes > 2:
+        raise InvalidParameterError(f"head='logistic' needs 0/1 labels; got {n_classes} classes (use head='softmax').")
+    L = n_classes if softmax_head else 1
     k = int(s.max()) + 1
     if cfg.ermi_form == "code_1x1" and not 0 <= cfg.code_group < k:
         raise InvalidParameterError(f"code_group must be a group index in [0, {k}); got {cfg.code_group}.")
-    labels = (0, 1) if cfg.fairness == "eo" else (None,)
+    labels = tuple(range(n_classes)) if cfg.fairness == "eo" else (None,)
     isp = {}
     for lab in labels:
-        sel = s if lab is None else s[y == lab]
+        sel = s if lab is None else s[yi == lab]
         p = np.bincount(sel, minlength=k) / max(sel.size, 1)
         if np.any(p <= 0):
             raise InvalidParameterError(f"every group must appear in the training set (label {lab}); got {p}.")
         isp[lab] = 1.0 / np.sqrt(p)
+    Y = np.eye(n_classes)[yi] if softmax_head else yi.astype(np.float64)[:, None]   # (n, L) targets
 
     G = len(configs)
     lam = np.array([c.lam for c in configs])
     form, group, mode = cfg.ermi_form, cfg.code_group, cfg.theta_clip
-    w0, b0 = torch_linear_init(d, rng=rng)
-    Th = np.repeat(w0[:, None], G, axis=1)
-    b = np.full(G, float(b0))
-    shape = (1, 1) if form == "code_1x1" else (k, 2)
+    Th, b = _init_theta(d, L, G, rng)
+    shape = (1, 1) if form == "code_1x1" else (k, n_classes)
     Ws = {lab: np.repeat((rng.standard_normal(shape) if cfg.w_init == "normal" else np.zeros(shape))[None],
                          G, axis=0) for lab in labels}
     q, steps = (opacus_sampling(n, cfg.batch_size, cfg.epochs) if cfg.sampling == "poisson"
@@ -453,7 +489,7 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
     expected = max(int(n * q), 1) if q is not None else None
     t_hat = int(rng.integers(1, steps + 1)) if cfg.return_iterate == "random" else steps
 
-    # per-model noise std (θ: on the (d+1)-vector; W: per label matrix), zero for noiseless models
+    # per-model noise std (θ: per coordinate of the (d+1)×L parameter; W: per label matrix)
     if cfg.per_sample_privacy:
         z = np.array([c.noise_multiplier for c in configs])
         if mode == "per_sample":
@@ -462,76 +498,84 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
         else:  # sensitive: joint (θ, W) sensitivity/noise ratio 1/z, θ noise ×λ (Algorithm 1 line 4)
             th_std = lam * math.sqrt(2) * z * 2 * cfg.clip_norm
             w_std = {lab: math.sqrt(2) * z * _w_sensitivity(isp[lab], form, group) for lab in labels}
+        draw_theta = draw_w = any(c.noise_multiplier > 0 for c in configs)
     else:
         th_std = np.array([c.sigma_theta for c in configs]) * (lam if cfg.theta_noise_scale == "lambda" else 1.0)
         w_std = {lab: np.array([c.sigma_w for c in configs]) * (lam if cfg.w_noise_scale == "lambda" else 1.0)
                  for lab in labels}
-    if not cfg.per_sample_privacy:
         draw_theta = any(c.sigma_theta > 0 for c in configs)
         draw_w = any(c.sigma_w > 0 for c in configs)
-    else:
-        draw_theta = draw_w = any(c.noise_multiplier > 0 for c in configs)
 
     kept = None
     for t, idx in enumerate(_batch_indices(n, cfg, rng), start=1):
-        XB, yB, sB = X[idx], y[idx], s[idx]
-        m = yB.size
-        F = expit(XB @ Th + b)
-        coef = F - yB[:, None]                       # d(per-sample BCE)/dz, (m, G)
-        sens = np.zeros_like(F) if mode == "sensitive" else None
+        XB, YB, sB, yB = X[idx], Y[idx], s[idx], yi[idx]
+        m = sB.size
+        Z = (XB @ Th.reshape(d, G * L)).reshape(m, G, L) + b[None]
+        if softmax_head:
+            f = np.exp(Z - Z.max(axis=2, keepdims=True))
+            f /= f.sum(axis=2, keepdims=True)
+            coef = f - YB[:, None, :]                 # d(per-sample CE)/dz, (m, G, L)
+        else:
+            F = expit(Z[..., 0])
+            f = np.stack([1 - F, F], axis=2)
+            coef = (F - YB)[..., None]                # d(per-sample BCE)/dz, (m, G, 1)
+        sens = np.zeros_like(coef) if mode == "sensitive" else None
         rows = {}
         for lab in labels:
             r = slice(None) if lab is None else (yB == lab)
             rows[lab] = r
-            m_lab = m if lab is None else int(np.count_nonzero(r))
-            ns, se = _psi_dz(F[r], sB[r], Ws[lab], isp[lab], form, group)
-            weight = m / max(m_lab, 1) if (lab is not None and cfg.eo_weighting == "sum") else 1.0
+            ns, se = _psi_dz(f[r], sB[r], Ws[lab], isp[lab], form, group, cfg.head)
+            weight = (m / max(int(np.count_nonzero(r)), 1)
+                      if (lab is not None and cfg.eo_weighting == "sum") else 1.0)
             if mode == "sensitive":
-                coef[r] += lam * ns
+                coef[r] += lam[None, :, None] * ns
                 sens[r] = se
             else:
-                coef[r] += (lam * weight) * (ns + se)
+                coef[r] += (lam * weight)[None, :, None] * (ns + se)
         if cfg.per_sample_privacy:
             denom = expected if expected is not None else max(m, 1)
             row_norm = np.sqrt(np.einsum("ij,ij->i", XB, XB) + 1.0)[:, None]
             if mode == "per_sample":
-                gn2 = (coef * row_norm) ** 2
+                gn2 = np.sum(coef * coef, axis=2) * row_norm**2
                 for lab in labels:
-                    gn2[rows[lab]] += _w_grad_sqnorm(F[rows[lab]], sB[rows[lab]], Ws[lab], isp[lab], form, group)
+                    gn2[rows[lab]] += _w_grad_sqnorm(f[rows[lab]], sB[rows[lab]], Ws[lab], isp[lab], form, group)
                 w_coef = np.minimum(1.0, cfg.clip_norm / (np.sqrt(gn2) + 1e-6))
-                coef = coef * w_coef
+                coef = coef * w_coef[..., None]
             else:
-                clip = np.minimum(1.0, cfg.clip_norm / (np.abs(sens) * row_norm + 1e-12))
-                coef = coef + lam * sens * clip
-                w_coef = np.ones_like(F)
-            gw, gb = XB.T @ coef, coef.sum(axis=0)
+                sens_norm = np.sqrt(np.sum(sens * sens, axis=2)) * row_norm
+                clip = np.minimum(1.0, cfg.clip_norm / (sens_norm + 1e-12))
+                coef = coef + lam[None, :, None] * sens * clip[..., None]
+                w_coef = np.ones((m, G))
+            gw, gb = (XB.T @ coef.reshape(m, G * L)).reshape(d, G, L), coef.sum(axis=0)
             if draw_theta:
-                u = rng.standard_normal(d + 1)
-                gw, gb = gw + u[:d, None] * th_std[None, :], gb + u[d] * th_std
+                u = rng.standard_normal((d + 1) * L).reshape(d + 1, L)
+                gw, gb = gw + u[:d, None, :] * th_std[None, :, None], gb + u[d][None, :] * th_std[:, None]
             Th = Th - (cfg.lr_theta / denom) * gw
             b = b - (cfg.lr_theta / denom) * gb
             for lab in labels:
                 r = rows[lab]
-                gW = _w_grad_sum(w_coef[r], F[r], sB[r], Ws[lab], isp[lab], form, group)
+                gW = _w_grad_sum(w_coef[r], f[r], sB[r], Ws[lab], isp[lab], form, group)
                 if draw_w:
                     gW = gW + rng.standard_normal(shape)[None] * w_std[lab][:, None, None]
                 Ws[lab] = _project(Ws[lab] + (cfg.lr_w / denom) * gW, cfg.w_projection, cfg.w_radius)
         else:
             mm = max(m, 1)
-            gw, gb = XB.T @ coef / mm, coef.sum(axis=0) / mm
+            gw, gb = (XB.T @ coef.reshape(m, G * L)).reshape(d, G, L) / mm, coef.sum(axis=0) / mm
             if mode == "batch":
-                div = np.maximum(1.0, np.sqrt(np.sum(gw * gw, axis=0) + gb * gb) / cfg.clip_norm)
-                gw, gb = gw / div, gb / div
+                norm = np.sqrt(np.sum(gw * gw, axis=(0, 2)) + np.sum(gb * gb, axis=1))
+                div = np.maximum(1.0, norm / cfg.clip_norm)
+                gw, gb = gw / div[None, :, None], gb / div[:, None]
             if draw_theta:
-                u = rng.standard_normal(d + 1)
-                gw, gb = gw + u[:d, None] * th_std[None, :], gb + u[d] * th_std
+                u = rng.standard_normal((d + 1) * L).reshape(d + 1, L)
+                gw, gb = gw + u[:d, None, :] * th_std[None, :, None], gb + u[d][None, :] * th_std[:, None]
             Th = Th - cfg.lr_theta * gw
             b = b - cfg.lr_theta * gb
             for lab in labels:
                 r = rows[lab]
-                m_lab = mm if (lab is None or cfg.eo_weighting == "label_prior") else max(int(np.count_nonzero(r)), 1)
-                gW = lam[:, None, None] * _w_grad_sum(np.ones((F[r].shape[0], G)), F[r], sB[r], Ws[lab],
-                                                      isp[lab], form, group) / m_lab
+                n_r = f[r].shape[0]
+                m_lab = mm if (lab is None or cfg.eo_weighting == "label_prior") else max(n_r, 1)
+                gW = lam[:, None, None] * _w_grad_sum(np.ones((n_r, G)), f[r], sB[r], Ws[lab], isp[lab],
+                                                      form, group) / m_lab
                 if draw_w:
                     gW = gW + rng.standard_normal(shape)[None] * w_std[lab][:, None, None]
                 Ws[lab] = _project(Ws[lab] + cfg.lr_w * gW, cfg.w_projection, cfg.w_radius)
@@ -539,6 +583,11 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
             kept = (Th.copy(), b.copy())
     if kept is None:
         kept = (Th, b)
-    return [DPFermiResult(LogisticModel(kept[0][:, g].copy(), float(kept[1][g])),
-                          tuple(Ws[lab][g].copy() for lab in labels), steps, q, c)
+
+    def model(g: int) -> LogisticModel | SoftmaxModel:
+        if softmax_head:
+            return SoftmaxModel(kept[0][:, g, :].copy(), kept[1][g].copy())
+        return LogisticModel(kept[0][:, g, 0].copy(), float(kept[1][g, 0]))
+
+    return [DPFermiResult(model(g), tuple(Ws[lab][g].copy() for lab in labels), steps, q, c)
             for g, c in enumerate(configs)]

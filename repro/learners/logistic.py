@@ -13,7 +13,7 @@ from scipy.special import expit
 
 from repro.errors import InvalidParameterError
 
-__all__ = ["sigmoid", "LogisticModel", "torch_linear_init", "per_sample_gradients",
+__all__ = ["sigmoid", "LogisticModel", "SoftmaxModel", "torch_linear_init", "per_sample_gradients",
            "batch_gradient", "shuffled_batches", "train_minibatch_logistic"]
 
 
@@ -38,6 +38,26 @@ class LogisticModel:
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Hard labels 1[σ(w·x + b) > 0.5] (= 1[w·x + b > 0]) as int8."""
         return (self.decision(X) > 0).astype(np.int8)
+
+
+@dataclass(frozen=True)
+class SoftmaxModel:
+    """Multinomial logistic regression: weights ``w`` (d, l) and biases ``b`` (l,);
+    P(Y=c|x) = softmax(wᵀx + b)_c. Spec: seed-004 §3 "Multi-class" (F = softmax(logits))."""
+
+    w: np.ndarray
+    b: np.ndarray
+
+    def decision(self, X: np.ndarray) -> np.ndarray:
+        return X @ self.w + self.b
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        from scipy.special import softmax
+        return softmax(self.decision(X), axis=1)
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Hard labels argmax_c P(Y=c|x) (spec §7.3: "for UTKFace ŷ is the argmax")."""
+        return np.argmax(self.decision(X), axis=1)
 
 
 def torch_linear_init(d: int, *, rng: np.random.Generator) -> tuple[np.ndarray, float]:

@@ -148,16 +148,17 @@ def test_batched_closed_forms_match_the_per_sample_oracle(form: str) -> None:
     rng = np.random.default_rng(6)
     m, G, k = 60, 3, 3
     F = rng.random((m, G))
+    f = np.stack([1 - F, F], axis=2)
     s = rng.integers(0, k, m)
     inv = 1 / np.sqrt(np.array([0.2, 0.3, 0.5]))
     W = rng.normal(size=(G, 1, 1) if form == "code_1x1" else (G, k, 2))
     a = rng.random((m, G))
-    ns, se = _psi_dz(F, s, W, inv, form, 1)
-    sums = _w_grad_sum(a, F, s, W, inv, form, 1)
-    sq = _w_grad_sqnorm(F, s, W, inv, form, 1)
+    ns, se = _psi_dz(f, s, W, inv, form, 1)
+    sums = _w_grad_sum(a, f, s, W, inv, form, 1)
+    sq = _w_grad_sqnorm(f, s, W, inv, form, 1)
     for g in range(G):
         dz, gW = _psi_parts(F[:, g], s, W[g], inv, form, 1)
-        np.testing.assert_allclose(ns[:, g] + se[:, g], dz, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(ns[:, g, 0] + se[:, g, 0], dz, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(sums[g], np.tensordot(a[:, g], gW, axes=(0, 0)), rtol=1e-12)
         np.testing.assert_allclose(sq[:, g], np.sum(gW**2, axis=(1, 2)), rtol=1e-12)
 
@@ -181,9 +182,10 @@ def test_attribute_flips_brute_force(form: str) -> None:
     W = rng.uniform(-D, D, size=(1, 1, 1) if form == "code_1x1" else (1, k, 2))
     th = rng.normal(size=d + 1) * 3
     F = sigmoid(Xt @ th)[:, None]
+    F = np.stack([1 - F, F], axis=2)
     L = np.sqrt((Xt**2).sum(1)).max() / 4          # Lipschitz constant of F in θ on this batch
     ns0, se0 = _psi_dz(F, s, W, inv, form, 0)
-    g0 = Xt.T @ (ns0 + se0)[:, 0] / m
+    g0 = Xt.T @ (ns0 + se0)[:, 0, 0] / m
     W0 = _w_grad_sum(np.ones((m, 1)), F, s, W, inv, form, 0)
     worst_theta = worst_w = 0.0
     for i in range(m):
@@ -194,7 +196,7 @@ def test_attribute_flips_brute_force(form: str) -> None:
             s2[i] = r
             ns1, se1 = _psi_dz(F, s2, W, inv, form, 0)
             np.testing.assert_array_equal(ns1, ns0)          # the non-sensitive part never moves
-            worst_theta = max(worst_theta, np.linalg.norm(Xt.T @ (ns1 + se1)[:, 0] / m - g0))
+            worst_theta = max(worst_theta, np.linalg.norm(Xt.T @ (ns1 + se1)[:, 0, 0] / m - g0))
             worst_w = max(worst_w, np.linalg.norm(_w_grad_sum(np.ones((m, 1)), F, s2, W, inv, form, 0) - W0))
     assert worst_theta <= math.sqrt(8 / rho) * D * L / m
     assert worst_w <= _w_sensitivity(inv, form, 0) + 1e-12 <= math.sqrt(8 / rho) + 1e-12
@@ -272,3 +274,80 @@ def test_per_sample_joint_gradients_are_clipped() -> None:
                        clip_norm=0.01, w_radius=1e6)
     res = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(0))
     assert np.linalg.norm(res.W[0]) <= 0.01 * 500 / 500 + 1e-9
+
+
+def _multiclass_data(n=900, d=3, n_cls=3, k=3, seed=12):
+    rng = np.random.default_rng(seed)
+    s = rng.choice(k, size=n, p=[0.5, 0.3, 0.2])
+    X = rng.normal(size=(n, d)) + 0.9 * s[:, None]
+    logits = X @ rng.normal(size=(d, n_cls)) + 0.5 * np.eye(k, n_cls)[s]
+    P = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    y = np.array([rng.choice(n_cls, p=p) for p in P])
+    return X, y, s
+
+
+def test_multiclass_inner_maximum_is_the_ermi() -> None:
+    # max_W ψ̄ = ERMI for n_cls = 3 classes, attained at W*_{r,j} = p̂(j,r)/(√p̂(r) p̂(j)) (spec §3)
+    rng = np.random.default_rng(3)
+    n, n_cls, k = 500, 3, 4
+    P = rng.dirichlet(np.ones(n_cls), size=n)
+    s = rng.integers(0, k, n)
+    pr = np.bincount(s, minlength=k) / n
+    inv = 1 / np.sqrt(pr)
+    joint = np.eye(k)[s].T @ P / n                  # (k, n_cls): p̂(j, r) as [r, j]
+    W_star = joint / (np.sqrt(pr)[:, None] * P.mean(0)[None, :])
+    val = _psi_value(P, s, W_star, inv, "full", 0)
+    assert val == pytest.approx(ermi(P, s), rel=1e-12)
+    for _ in range(30):
+        assert _psi_value(P, s, W_star + rng.normal(scale=0.1, size=(k, n_cls)), inv, "full", 0) <= val + 1e-12
+
+
+def test_softmax_head_one_full_batch_step_is_the_gradient() -> None:
+    # θ₁ = θ₀ − η ∇_θ[CE + λψ̄] and W₁ = W₀ + η_W λ ∇_W ψ̄ for the softmax head (finite differences)
+    X, y, s = _multiclass_data()
+    n, d = X.shape
+    n_cls, k = 3, 3
+    lam, eta, eta_w = 0.7, 0.05, 0.1
+    cfg = REFERENCE.with_(head="softmax", ermi_form="full", theta_clip="none", lam=lam, lr_theta=eta,
+                          lr_w=eta_w, epochs=1, batch_size=n)
+    res = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(2))
+    rng = np.random.default_rng(2)
+    bound = 1 / math.sqrt(d)
+    Th0 = np.vstack([rng.uniform(-bound, bound, size=(n_cls, d)).T, rng.uniform(-bound, bound, size=n_cls)])
+    W0 = rng.standard_normal((k, n_cls))
+    Xt = np.c_[X, np.ones(n)]
+    inv = 1 / np.sqrt(np.bincount(s) / n)
+
+    def probs(th):
+        Z = Xt @ th.reshape(d + 1, n_cls)
+        E = np.exp(Z - Z.max(1, keepdims=True))
+        return E / E.sum(1, keepdims=True)
+
+    def objective(th, W):
+        P = probs(th)
+        return -np.mean(np.log(P[np.arange(n), y])) + lam * _psi_value(P, s, W, inv, "full", 0)
+
+    h = 1e-6
+    th0 = Th0.ravel()
+    grad = np.array([(objective(th0 + h * e, W0) - objective(th0 - h * e, W0)) / (2 * h)
+                     for e in np.eye(th0.size)])
+    np.testing.assert_allclose(np.vstack([res.model.w, res.model.b]).ravel(), th0 - eta * grad, atol=1e-8)
+    gW = np.array([(objective(th0, W0 + h * E.reshape(k, n_cls)) - objective(th0, W0 - h * E.reshape(k, n_cls)))
+                   / (2 * h) for E in np.eye(k * n_cls)]).reshape(k, n_cls)
+    np.testing.assert_allclose(res.W[0], W0 + eta_w * gW, atol=1e-8)
+
+
+def test_softmax_head_trains_and_the_regularizer_lowers_the_ermi() -> None:
+    from repro.learners.dp_fermi import train_dp_fermi_batch
+
+    X, y, s = _multiclass_data(n=3000)
+    base = STRICT_SENSITIVE.with_(head="softmax", epochs=60, batch_size=256, lr_theta=0.2, lr_w=0.2)
+    out = train_dp_fermi_batch(X, y, s, [base.with_(lam=0.0), base.with_(lam=4.0)], rng=np.random.default_rng(0))
+    acc = [(r.model.predict(X) == y).mean() for r in out]
+    ermis = [ermi(r.model.predict_proba(X), s) for r in out]
+    assert acc[0] > 0.5                      # 3 classes: chance is ≈ 0.4 here
+    assert ermis[1] < 0.5 * ermis[0]
+    with pytest.raises(InvalidParameterError, match="softmax"):
+        train_dp_fermi(X, y, s, REFERENCE, rng=np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError, match="code_1x1"):
+        DPFermiConfig(head="softmax", ermi_form="code_1x1")
