@@ -88,6 +88,25 @@ def test_full_form_maximum_over_w_is_ermi() -> None:
         assert _psi_value(p, s, W_star + rng.normal(scale=0.1, size=(2, 2)), inv, "full", 0) <= val + 1e-12
 
 
+def test_gradient_ascent_on_w_reaches_the_ermi_and_zero_under_independence() -> None:
+    # spec §10: ERMI = max_W ψ̄ also by gradient ascent (strongly concave in W); ERMI = 0 when Ŷ ⊥ S
+    from repro.learners.dp_fermi import _w_grad_sum
+
+    rng = np.random.default_rng(8)
+    m, k = 400, 3
+    s = rng.integers(0, k, m)
+    inv = 1 / np.sqrt(np.bincount(s, minlength=k) / m)
+    for p, independent in ((rng.beta(2, 2, m) * (0.4 + 0.2 * s), False),
+                           (np.full(m, 0.3), True)):
+        f = np.stack([1 - p, p], axis=1)[:, None, :]
+        W = np.zeros((1, k, 2))
+        for _ in range(3000):
+            W = W + 0.2 * _w_grad_sum(np.ones((m, 1)), f, s, W, inv, "full", 0) / m
+        ascent = _psi_value(p, s, W[0], inv, "full", 0)
+        assert ascent == pytest.approx(ermi(p, s), abs=1e-9)
+        assert (ermi(p, s) == pytest.approx(0.0, abs=1e-12)) is independent
+
+
 def test_code_1x1_keeps_one_ermi_term() -> None:
     # max_w ψ_B = π r0² / (π r0 + (1−π) r1) − 1 for the surviving group (spec seed-004 §4.3)
     p = np.r_[np.full(30, 0.2), np.full(70, 0.6)]
