@@ -168,3 +168,17 @@ def test_gain_over_pf_ld_on_the_released_eo_values_matches_the_spec() -> None:
     assert len(gains) == 6
     assert np.mean(gains) == pytest.approx(0.628, abs=0.01)
     assert np.median(gains) == pytest.approx(0.709, abs=0.01)
+
+
+def test_strict_block_epsilon_is_below_the_joint_one() -> None:
+    # `strict`: each block alone has multiplier √2·z, so its ε is below the joint ε; `strict-all` clips the joint
+    # gradient, so a block's ε is the joint ε.
+    from repro.learners.dpfermi_figures_report import _strict_block_epsilon
+    from repro.privacy.accounting import dp_sgd_event
+    from repro.privacy.accounting import epsilon as accountant_epsilon
+
+    row = pd.Series({"noise_multiplier": 3.0, "sampling_probability": 0.05, "steps": 400, "delta": 1e-6})
+    joint = accountant_epsilon(dp_sgd_event(3.0, 0.05, 400), 1e-6)
+    block = _strict_block_epsilon("strict", row)
+    assert 0.4 * joint < block < 0.8 * joint
+    assert _strict_block_epsilon("strict-all", pd.concat([row, pd.Series({"eps_joint_pld": joint})])) == joint
