@@ -58,9 +58,9 @@ Privacy modes (the noise sits in the config, the accounting in the caller):
   Δ_W = 2√(1/p̂_a + 1/p̂_b) for the two smallest groups, ≤ √(8/ρ)); N(0, (√2·z·Δ_W)²) is added. The
   two blocks released at one step form one Gaussian mechanism whose joint sensitivity/noise ratio is
   1/z, so with Poisson sampling the whole run is the DP-SGD event (z, q, T) in the replace-one-attribute
-  relation (the record's contribution shifts by at most the stated amount: the add/remove analysis
-  of a subsampled Gaussian applies with those sensitivities). P̂_S is treated as public (spec §5
-  caveat 3; ours).
+  relation: the record stays in or out of the batch, only its contribution moves (from a to b), and the
+  pair (1−q)N(0) + qN(a) vs (1−q)N(0) + qN(b) is dominated by the add/remove pair with shift ‖a − b‖ (checked
+  numerically in the tests). P̂_S is treated as public (spec §5 caveat 3; ours).
 
 Training many models at once (:func:`train_dp_fermi_batch`): configurations that differ only in
 λ and the noise levels are trained together on the same batches with the same standard-normal
