@@ -111,14 +111,17 @@ def plan_trials(spec: ExperimentSpec, config: RunConfig) -> list[TrialTask]:
     n_seeds = config.seeds or spec.profile(config.profile).seeds
     base_seed = spec.base_seed if config.base_seed is None else config.base_seed
     code = code_version(spec.trial)
+    shared_methods = set(getattr(importlib.import_module(spec.trial), "VARIANT_INDEPENDENT_METHODS", ()))
     tasks = []
     for cell in cells:
         params = {**fixed, **cell, "variant": variant}
         setting = format_setting(cell)
         method = str(cell.get("method", ""))
+        # a method the study declares variant-independent has one cache entry for all variants
+        key_params = {k: v for k, v in params.items() if k != "variant"} if method in shared_methods else params
         for rep in range(n_seeds):
             ctx = TrialContext(spec.id, setting, method, rep, base_seed)
-            key = trial_key(experiment_id=spec.id, trial=spec.trial, params=params, repetition=rep,
+            key = trial_key(experiment_id=spec.id, trial=spec.trial, params=key_params, repetition=rep,
                             base_seed=base_seed, code=code)
             tasks.append(TrialTask(len(tasks), spec.trial, params, cell, ctx, key))
     return tasks

@@ -17,6 +17,10 @@ defines:
     Optional. Bump to invalidate cached trials when behaviour changes in a module that is not
     hashed automatically (the study module's own source is hashed; list other modules whose
     source should be hashed too in ``CODE_DEPENDENCIES: tuple[str, ...]``).
+``VARIANT_INDEPENDENT_METHODS: tuple[str, ...]``
+    Optional. Methods (grid values of ``method``) whose trials do not depend on ``variant``; their
+    cache entries are shared by all variants, so ``--variant X`` reuses them (seeds never depend on
+    the variant, so the numbers are the same either way).
 
 Library code never creates a generator itself: ``ctx.rng`` is the trial's own stream, and
 ``ctx.shared_rng(label)`` a stream shared by every cell and method of the same repetition (use it

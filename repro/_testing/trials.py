@@ -14,6 +14,8 @@ from typing import Any
 from repro.trial import TrialContext, TrialOutput
 
 VERSION = "1"
+#: method "b" ignores the variant (runner test of shared cache entries)
+VARIANT_INDEPENDENT_METHODS = ("b",)
 
 
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:

@@ -81,6 +81,8 @@ __all__ = ["run_trial", "plot", "report_markdown", "load_dataset", "released_cur
 log = logging.getLogger(__name__)
 
 VERSION = "2"
+#: the baselines do not depend on the DP-FERMI variant: `--variant strict` reuses their cached trials
+VARIANT_INDEPENDENT_METHODS = ("tran-2021a", "pf-ld", "jagielski-2019")
 CODE_DEPENDENCIES = ("repro.learners.dp_fermi", "repro.learners.baselines._dpsgd",
                      "repro.learners.baselines.tran_2021a", "repro.learners.baselines.pf_ld",
                      "repro.learners.baselines.jagielski_2019", "repro.privacy.dpfermi_noise")

@@ -150,3 +150,17 @@ def test_run_config_rejects_bad_values() -> None:
 def test_unknown_set_key_lists_settable(spec) -> None:
     with pytest.raises(InvalidParameterError, match="settable: epsilon, method, x"):
         plan_trials(spec, RunConfig(overrides={"lambda": [1.0]}))
+
+
+def test_variant_independent_methods_share_cache_entries(tmp_path: Path) -> None:
+    # the study declares method "b" variant-independent: a second variant reruns only method "a"
+    text = FIXTURE.read_text().replace('trial = "repro._testing.trials"',
+                                       'trial = "repro._testing.trials"\nvariants = ["paper", "reference"]')
+    path = tmp_path / "toy.toml"
+    path.write_text(text)
+    spec = load_experiment(path)
+    first = run_experiment(spec, RunConfig(jobs=1, out=tmp_path / "r"))
+    second = run_experiment(spec, RunConfig(jobs=1, out=tmp_path / "r", variant="reference"))
+    assert first.n_cached == 0 and second.n_cached == 6 and second.n_trials == 12
+    a, b = sorted_trials(first.trials), sorted_trials(second.trials)
+    pd.testing.assert_frame_equal(a, b)     # same seeds, and the toy ignores the variant
