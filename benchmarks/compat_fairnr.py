@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from repro.theory import compat_fairnr_study as study
+from repro.studies.cummings2019 import fairnr as study
 from repro.theory import expmech_learner as em
 from repro.theory import fairnr as fn
 from repro.trial import TrialContext

@@ -51,12 +51,11 @@ def main() -> None:
         STRICT_ALL_FEATURES,
         STRICT_SENSITIVE,
         DPFermiConfig,
-        group_floor,
         train_dp_fermi,
         train_dp_fermi_batch,
     )
     from repro.privacy.accounting import calibrate_noise_multiplier, opacus_sampling
-    from repro.privacy.dpfermi_noise import theorem33_noise
+    from repro.privacy.dpfermi_noise import group_floor, theorem33_noise
 
     ds = load_adult()
     rng = np.random.default_rng(0)

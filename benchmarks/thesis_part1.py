@@ -20,16 +20,15 @@ import time
 
 import numpy as np
 
-from repro.fairness.thesis_part1_study import prepare
 from repro.learners.dp_fermi import (
     REFERENCE,
     STRICT_ALL_FEATURES,
-    group_floor,
-    thesis_all_feature_noise,
     train_dp_fermi,
 )
+from repro.learners.dp_sgd import train_dp_sgd_logistic
 from repro.privacy.accounting import calibrate_noise_multiplier, opacus_sampling
-from repro.privacy.dp_sgd import train_dp_sgd_logistic
+from repro.privacy.dpfermi_noise import group_floor, thesis_all_feature_noise
+from repro.studies.thesis.part1_tables import prepare
 
 
 def _time(fn, repeats: int) -> str:

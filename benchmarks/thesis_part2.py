@@ -18,7 +18,6 @@ import time
 
 import numpy as np
 
-from repro.fairness.ldp_preprocessing_study import prepared, stratified_split
 from repro.privacy.ldp_mechanisms import (
     grr_matrix,
     optimal_binary_matrix,
@@ -27,6 +26,7 @@ from repro.privacy.ldp_mechanisms import (
     subset_selection,
     zeta_min,
 )
+from repro.studies.thesis.ldp_figures import prepared, stratified_split
 
 HYPER = {"adult": (38, 0.02255696731716368), "lsac": (9, 0.18177994587365698)}
 

@@ -1,18 +1,20 @@
 """On-disk cache of completed trials.
 
 One file per trial, ``<root>/<experiment id>/<key[:2]>/<key>.pkl``, where ``key`` is the sha256
-of everything that changes a trial's result: experiment id, study module, params (fixed params,
-cell, variant), repetition, base seed and the code version of the study module. Progress bars,
-worker counts and backends are not part of the key. Entries are written atomically (temporary
+of everything that changes a trial's result: experiment id, params (fixed params, cell,
+variant), repetition, base seed and the code version of the study (a content hash of the study
+module and every repro module it imports). Progress bars, worker counts and backends are not
+part of the key. Entries are written atomically (temporary
 file in the same folder, then :func:`os.replace`), so a killed run never leaves a half-written
 entry; failed trials are never written.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib
-import inspect
+import importlib.util
 import os
 import pickle
 import tempfile
@@ -23,7 +25,8 @@ from typing import Any
 from repro import __version__
 from repro.trial import canonical_json
 
-__all__ = ["TrialCache", "atomic_write_bytes", "atomic_write_text", "code_version", "trial_key"]
+__all__ = ["TrialCache", "atomic_write_bytes", "atomic_write_text", "code_version", "trial_code_modules",
+           "trial_key"]
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -44,29 +47,111 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+#: modules never part of a trial's code version: figures and report text are drawn from saved
+#: results, so editing them must not force trials to be recomputed.
+_NOT_TRIAL_CODE = ("repro.plotting",)
+
+
+def _is_trial_code(name: str) -> bool:
+    return name.startswith("repro") and not name.endswith("_report") and not any(
+        name == m or name.startswith(m + ".") for m in _NOT_TRIAL_CODE)
+
+
+def _imported_modules(tree: ast.AST, package: str) -> set[str]:
+    """Every ``repro`` module an AST imports, at any depth (lazy imports inside functions too)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative import
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            found.add(base)
+            # ``from repro.pkg import module`` imports a module, not a name
+            found.update(f"{base}.{a.name}" for a in node.names
+                         if base.startswith("repro") and _is_submodule(f"{base}.{a.name}"))
+    return {m for m in found if m.startswith("repro")}
+
+
+def _is_submodule(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class _StripImportPaths(ast.NodeTransformer):
+    """Blank the module paths of ``repro`` imports (the names bound stay): moving a module without
+    changing its code must not change any code version."""
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST:
+        if (node.module or "").startswith("repro") or node.level:
+            node.module, node.level = "", 0
+        return node
+
+    def visit_Import(self, node: ast.Import) -> ast.AST:
+        for alias in node.names:
+            if alias.name.startswith("repro"):
+                alias.name = ""
+        return node
+
+
+def _module_digest(name: str) -> tuple[str, ast.AST | None]:
+    """sha256 of a module's code (its AST without docstring positions, comments or repro import paths)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        return hashlib.sha256(name.encode()).hexdigest(), None
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    normalized = _StripImportPaths().visit(ast.parse(Path(spec.origin).read_text(encoding="utf-8")))
+    return hashlib.sha256(ast.dump(normalized).encode()).hexdigest(), tree
+
+
+@cache
+def trial_code_modules(module_name: str) -> tuple[str, ...]:
+    """The study module and every ``repro`` module it imports, transitively (report/plot modules excluded)."""
+    seen: set[str] = set()
+    todo = [module_name]
+    while todo:
+        name = todo.pop()
+        if name in seen or not _is_trial_code(name):
+            continue
+        seen.add(name)
+        _, tree = _module_digest(name)
+        if tree is not None:
+            spec = importlib.util.find_spec(name)
+            package = name if spec is not None and spec.submodule_search_locations else name.rpartition(".")[0]
+            todo.extend(sorted(_imported_modules(tree, package) - seen))
+    return tuple(sorted(seen))
+
+
 @cache
 def code_version(module_name: str) -> str:
-    """Version of a study module's code: repro version, its ``VERSION`` and a hash of its sources.
+    """Version of a study's trial code: repro version, the study's ``VERSION`` and a content hash.
 
-    The study module's own source is hashed, and so is the source of every module listed in its
-    ``CODE_DEPENDENCIES``, so editing them invalidates the cached trials automatically.
+    The hash covers the study module and every ``repro`` module it imports, transitively (lazy
+    imports included; ``*_report`` modules and :mod:`repro.plotting` excluded, since they only draw
+    saved results). Each module contributes the sha256 of its syntax tree with the paths of its
+    ``repro`` imports blanked, and the digests are combined in sorted order, so:
+
+    * editing any library function a study uses recomputes that study's trials (no stale cache);
+    * moving or renaming a module, reformatting it or editing comments invalidates nothing.
     """
     module = importlib.import_module(module_name)
-    h = hashlib.sha256()
-    names = [module_name, *getattr(module, "CODE_DEPENDENCIES", ())]
-    for name in names:
-        mod = module if name == module_name else importlib.import_module(name)
-        try:
-            h.update(inspect.getsource(mod).encode())
-        except (OSError, TypeError):  # no source available (e.g. frozen); fall back to the name
-            h.update(name.encode())
+    digests = sorted(_module_digest(name)[0] for name in trial_code_modules(module_name))
+    h = hashlib.sha256("\n".join(digests).encode())
     return f"{__version__}+{getattr(module, 'VERSION', '0')}+{h.hexdigest()[:16]}"
 
 
-def trial_key(*, experiment_id: str, trial: str, params: dict[str, Any], repetition: int,
-              base_seed: int, code: str) -> str:
-    """sha256 of the canonical JSON of what determines a trial's result."""
-    payload = {"experiment": experiment_id, "trial": trial, "params": params,
+def trial_key(*, experiment_id: str, params: dict[str, Any], repetition: int, base_seed: int,
+              code: str) -> str:
+    """sha256 of the canonical JSON of what determines a trial's result.
+
+    The study module's dotted path is not part of it: the code is identified by its content
+    (:func:`code_version`), so moving a module keeps its cached trials.
+    """
+    payload = {"experiment": experiment_id, "params": params,
                "repetition": repetition, "base_seed": base_seed, "code": code}
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 

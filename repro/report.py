@@ -12,7 +12,7 @@ import pandas as pd
 
 from repro.cache import atomic_write_text
 from repro.errors import NoResultsError
-from repro.results import ResultBundle, study_module
+from repro.results import ResultBundle, report_hook
 from repro.spec import ExperimentSpec
 
 __all__ = ["comparison_rows", "find_bundles", "format_markdown", "format_text", "render_report",
@@ -116,8 +116,7 @@ def render_bundle(bundle: ResultBundle, relative_to: Path) -> str:
     if sources is not None and not sources.empty:
         lines.append("Paper values: " + "; ".join(sorted(set(sources["paper_source"].astype(str)))) + ".")
         lines.append("")
-    module = study_module(spec)
-    hook = getattr(module, "report_markdown", None)
+    hook = report_hook(spec, "report_markdown")
     if hook is not None:
         lines += [hook(bundle).strip(), ""]
     if spec.notes.strip():

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import json
 import platform
 import shutil
@@ -128,14 +129,25 @@ class ResultBundle:
         return cls(spec, directory, trials, summary, run)
 
 
-def study_module(spec: ExperimentSpec) -> Any:
-    return importlib.import_module(spec.trial)
+def report_module_name(spec: ExperimentSpec) -> str:
+    """The module holding a study's ``plot`` and ``report_markdown``: ``<study>_report`` beside the
+    study when it exists (it imports the study, never the reverse), else the study module itself."""
+    companion = f"{spec.trial}_report"
+    try:
+        found = importlib.util.find_spec(companion) is not None
+    except (ImportError, ValueError):
+        found = False
+    return companion if found else spec.trial
+
+
+def report_hook(spec: ExperimentSpec, name: str) -> Any:
+    """``plot`` or ``report_markdown`` of an experiment's study, or None when it has none."""
+    return getattr(importlib.import_module(report_module_name(spec)), name, None)
 
 
 def draw_figures(bundle: ResultBundle, outdir: Path) -> list[Path]:
     """Call the study's ``plot`` on saved results (no-op if the study has no figures)."""
-    module = study_module(bundle.spec)
-    plot = getattr(module, "plot", None)
+    plot = report_hook(bundle.spec, "plot")
     if plot is None:
         return []
     import matplotlib

@@ -121,7 +121,7 @@ def plan_trials(spec: ExperimentSpec, config: RunConfig) -> list[TrialTask]:
         key_params = {k: v for k, v in params.items() if k != "variant"} if method in shared_methods else params
         for rep in range(n_seeds):
             ctx = TrialContext(spec.id, setting, method, rep, base_seed)
-            key = trial_key(experiment_id=spec.id, trial=spec.trial, params=key_params, repetition=rep,
+            key = trial_key(experiment_id=spec.id, params=key_params, repetition=rep,
                             base_seed=base_seed, code=code)
             tasks.append(TrialTask(len(tasks), spec.trial, params, cell, ctx, key))
     return tasks

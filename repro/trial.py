@@ -1,22 +1,28 @@
 """What a trial receives and returns, and the contract of a *study module*.
 
-A study module is the code behind one or more experiment files. Its dotted path is the
-``trial`` key of an experiment file (e.g. ``trial = "repro.theory.compat_impossibility"``) and it
-defines:
+A study module is the code behind one or more experiment files. It lives in
+``repro/studies/<document>/``, its dotted path is the ``trial`` key of an experiment file (e.g.
+``trial = "repro.studies.cummings2019.impossibility"``) and it defines:
 
 ``run_trial(params: dict, ctx: TrialContext) -> TrialOutput | dict[str, float]``
     Required. A pure function of ``params`` (the experiment's fixed ``params``, one grid cell and
     ``variant``) and the randomness in ``ctx``. A plain dict is one record of metrics for the
     cell's method.
+``VERSION: str``
+    Optional. Bump to invalidate cached trials for a reason the code hash cannot see (e.g. a
+    changed data file). The study module and every ``repro`` module it imports, transitively,
+    are hashed automatically (:func:`repro.cache.code_version`).
+
+Its companion *report module* ``<study>_report`` (same folder) imports the study, never the
+reverse, and may define:
+
 ``plot(bundle: ResultBundle, outdir: Path) -> list[Path]``
-    Optional. Draws figures from saved results only (never recomputes); save each with
+    Draws figures from saved results only (never recomputes); save each with
     :func:`repro.plotting.save_figure`, which writes PNG and PDF.
 ``report_markdown(bundle: ResultBundle) -> str``
-    Optional. Plain-English verdicts computed from saved results, put in the report.
-``VERSION: str``
-    Optional. Bump to invalidate cached trials when behaviour changes in a module that is not
-    hashed automatically (the study module's own source is hashed; list other modules whose
-    source should be hashed too in ``CODE_DEPENDENCIES: tuple[str, ...]``).
+    Plain-English verdicts computed from saved results, put in the report.
+
+Report modules are not part of the trial cache key: editing a figure never recomputes trials.
 ``VARIANT_INDEPENDENT_METHODS: tuple[str, ...]``
     Optional. Methods (grid values of ``method``) whose trials do not depend on ``variant``; their
     cache entries are shared by all variants, so ``--variant X`` reuses them (seeds never depend on

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from repro.cli._common import results_root
+from repro.results import report_module_name
 from repro.spec import load_all
 
 
@@ -21,7 +22,8 @@ def _seconds(s: float | None) -> str:
 @click.command("list")
 @click.option("--ids", is_flag=True, help="Print only the ids, one per line (for scripts).")
 def list_cmd(ids: bool) -> None:
-    """List every reproducible result: id, source, what it reproduces, datasets, runtime, results."""
+    """List every reproducible result: id, source, what it reproduces, the study module that computes it,
+    datasets, runtime, results."""
     specs = load_all()
     if ids:
         for spec_id in specs:
@@ -36,5 +38,6 @@ def list_cmd(ids: bool) -> None:
         click.echo(click.style(spec.id, bold=True) + f"{aka}  [{spec.kind}]  results: {', '.join(have) or 'none'}")
         click.echo(f"    {spec.document} — {spec.section}")
         click.echo(f"    reproduces: {spec.reproduces}")
+        click.echo(f"    computed by: {spec.trial}  (figures/report: {report_module_name(spec)})")
         click.echo(f"    datasets: {', '.join(spec.datasets) or 'none'} · est. runtime: {est} · "
                    f"variants: {', '.join(spec.variants)}")

@@ -24,17 +24,13 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import pandas as pd
 
-from repro.datasets.store import fetch
+from repro.datasets.adult_raw import ADULT_COLUMNS, drop_missing, one_hot_sorted, read_uci_adult
 from repro.datasets.tabular import TabularDataset
 from repro.errors import DataUnavailableError
 
 __all__ = ["load_adult", "ADULT_COLUMNS", "NUMERIC", "CATEGORICAL", "N_ROWS", "N_FEATURES"]
 
-ADULT_COLUMNS = ("age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
-                 "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
-                 "hours-per-week", "native-country", "income")
 NUMERIC = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week")
 CATEGORICAL = ("workclass", "education", "marital-status", "occupation", "relationship", "race",
                "native-country")
@@ -42,11 +38,6 @@ N_ROWS = 45_222
 N_FEATURES = 102
 
 
-def _read(path, skiprows: int) -> pd.DataFrame:
-    df = pd.read_csv(path, header=None, names=list(ADULT_COLUMNS), skiprows=skiprows,
-                     skipinitialspace=True, dtype=str, na_filter=False)
-    df = df.apply(lambda c: c.str.strip())
-    return df[df["age"] != ""]
 
 
 @functools.lru_cache(maxsize=2)
@@ -62,22 +53,16 @@ def load_adult() -> TabularDataset:
 
     Spec: seed-003 §3.1 (Adult row), P5, P9.
     """
-    raw = pd.concat([_read(fetch("adult-data"), 0), _read(fetch("adult-test"), 1)], ignore_index=True)
-    raw = raw[~raw.eq("?").any(axis=1)].reset_index(drop=True)
+    raw = drop_missing(read_uci_adult())
     y = raw["income"].str.rstrip(".").eq(">50K").to_numpy(dtype=np.int8)
     sex = raw["sex"]
     if set(sex.unique()) != {"Male", "Female"}:
         raise DataUnavailableError(f"adult: unexpected sex values {sorted(sex.unique())}; "
                                    "the raw files may be corrupt (run `repro data verify`).")
     s = sex.eq("Male").to_numpy(dtype=np.int8)
-    blocks = [raw[list(NUMERIC)].astype(np.float64).to_numpy()]
-    names = list(NUMERIC)
-    for col in CATEGORICAL:
-        cats = sorted(raw[col].unique())
-        codes = pd.Categorical(raw[col], categories=cats).codes
-        blocks.append((codes[:, None] == np.arange(len(cats))[None, :]).astype(np.float64))
-        names += [f"{col}={c}" for c in cats]
-    X = np.hstack(blocks)
+    onehot, onehot_names = one_hot_sorted(raw, CATEGORICAL)
+    X = np.hstack([raw[list(NUMERIC)].astype(np.float64).to_numpy(), onehot])
+    names = [*NUMERIC, *onehot_names]
     if X.shape != (N_ROWS, N_FEATURES):
         raise DataUnavailableError(
             f"adult: expected {N_ROWS} rows × {N_FEATURES} features after preprocessing, got "

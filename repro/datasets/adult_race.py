@@ -14,7 +14,7 @@ Features (20): age, education-num, capital-gain, capital-loss, hours-per-week, g
 13 one-hot columns. The reference code, under pandas ≥ 2, also one-hot encodes gender into two
 redundant columns; one column carries the same information for a tree model.
 
-Spec: ../shared/specs/seed-003-thesis.md §6.4 ("Adult loader"), §10 L7.
+Spec: seed-003-thesis.md §6.4 ("Adult loader"), §10 L7.
 """
 
 from __future__ import annotations
@@ -24,28 +24,19 @@ import functools
 import numpy as np
 import pandas as pd
 
-from repro.datasets.compas import TabularData
-from repro.datasets.store import fetch
+from repro.datasets.adult_raw import ADULT_COLUMNS, ADULT_SOURCES, read_uci_adult
+from repro.datasets.tabular import TabularDataset
 
 __all__ = ["ADULT_SOURCES", "COLUMNS", "load_adult_race", "load_adult_race_frame", "process_adult_race"]
 
-#: Registered raw files (repro.datasets.sources).
-ADULT_SOURCES = ("adult-data", "adult-test")
-
-COLUMNS = ("age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-           "relationship", "race", "gender", "capital-gain", "capital-loss", "hours-per-week",
-           "native-country", "income")
+#: Raw column names of this variant (the reference code calls ``sex`` ``gender``).
+COLUMNS = tuple("gender" if c == "sex" else c for c in ADULT_COLUMNS)
 
 _DROP = ["fnlwgt", "workclass", "occupation", "education", "native-country"]
 _NUMERIC = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
 _ONE_HOT = ["marital-status", "relationship"]
 
 
-def _read(path: object, *, skip_first: bool) -> pd.DataFrame:
-    df = pd.read_csv(path, header=None, names=list(COLUMNS), skiprows=1 if skip_first else 0,
-                     sep=",", skipinitialspace=True, na_filter=False)
-    df = df.loc[df["age"].astype(str).str.strip() != ""]  # trailing blank lines
-    return df
 
 
 def process_adult_race(raw: pd.DataFrame) -> pd.DataFrame:
@@ -71,13 +62,11 @@ def process_adult_race(raw: pd.DataFrame) -> pd.DataFrame:
 @functools.lru_cache(maxsize=1)
 def load_adult_race_frame() -> pd.DataFrame:
     """The processed 46,447-row frame (cached in-process; raw files fetched via the registry)."""
-    train = _read(fetch(ADULT_SOURCES[0]), skip_first=False)
-    test = _read(fetch(ADULT_SOURCES[1]), skip_first=True)
-    return process_adult_race(pd.concat([train, test], ignore_index=True))
+    return process_adult_race(read_uci_adult(ADULT_SOURCES).rename(columns={"sex": "gender"}))
 
 
 @functools.lru_cache(maxsize=1)
-def load_adult_race() -> TabularData:
+def load_adult_race() -> TabularDataset:
     """Adult (White/Black) as arrays: X (20 features incl. race), y = income > 50K, s = race (White = 1).
 
     Spec: seed-003 §6.4.
@@ -86,5 +75,8 @@ def load_adult_race() -> TabularData:
     names = tuple(c for c in df.columns if c != "income")
     X = df[list(names)].to_numpy(dtype=float)
     X.setflags(write=False)
-    return TabularData(X=X, y=df["income"].to_numpy(dtype=np.int64), s=df["race"].to_numpy(dtype=np.int64),
-                       feature_names=names, s_column=names.index("race"))
+    return TabularDataset(
+        name="adult-race", X=X, y=df["income"].to_numpy(dtype=np.int64), s=df["race"].to_numpy(dtype=np.int64),
+        feature_names=names, numeric_columns=tuple(range(len(_NUMERIC))), group_names=("Black", "White"),
+        description=__doc__.split("\n\n", 1)[1].split("Spec:", 1)[0].strip(),
+        source="+".join(ADULT_SOURCES), s_column=names.index("race"))

@@ -14,20 +14,20 @@ Steps (spec §6.4 "COMPAS loader", following ProPublica's analysis and the FairP
    (the sensitive attribute); ``sex`` Male → 1 renamed ``gender``; ``c_charge_degree`` F → 1,
    M → −1; label ``is_recid``.
 
-Spec: ../shared/specs/seed-003-thesis.md §6.4.
+Spec: seed-003-thesis.md §6.4.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from repro.datasets.store import fetch
+from repro.datasets.tabular import TabularDataset
 
-__all__ = ["COMPAS_SOURCE", "FEATURES", "TabularData", "filter_compas", "load_compas", "load_compas_frame",
+__all__ = ["COMPAS_SOURCE", "FEATURES", "filter_compas", "load_compas", "load_compas_frame",
            "standard_filter"]
 
 #: Registered raw file (repro.datasets.sources).
@@ -39,34 +39,6 @@ FEATURES = ("age", "c_charge_degree", "race", "gender", "priors_count", "length_
 
 _RAW_COLUMNS = ["age", "c_charge_degree", "race", "sex", "priors_count", "days_b_screening_arrest",
                 "is_recid", "c_jail_in", "c_jail_out"]
-
-
-@dataclass(frozen=True)
-class TabularData:
-    """A model-ready binary-classification table with a binary sensitive attribute.
-
-    Attributes
-    ----------
-    X : float array (n, d)
-        Features in the order of ``feature_names``; the sensitive attribute is one of the columns.
-    y : int array (n,)
-        Label in {0, 1}.
-    s : int array (n,)
-        Sensitive attribute in {0, 1} (also ``X[:, s_column]``).
-    feature_names : tuple of str
-    s_column : int
-        Index of the sensitive attribute in ``X`` (so a mechanism can overwrite it).
-    """
-
-    X: np.ndarray
-    y: np.ndarray
-    s: np.ndarray
-    feature_names: tuple[str, ...]
-    s_column: int
-
-    @property
-    def n(self) -> int:
-        return int(self.y.shape[0])
 
 
 def filter_compas(raw: pd.DataFrame) -> pd.DataFrame:
@@ -116,7 +88,7 @@ def load_compas_frame() -> pd.DataFrame:
 
 
 @functools.lru_cache(maxsize=1)
-def load_compas() -> TabularData:
+def load_compas() -> TabularDataset:
     """COMPAS as arrays: X (features of :data:`FEATURES`), y = is_recid, s = race (Caucasian = 1).
 
     Spec: seed-003 §6.4.
@@ -126,4 +98,9 @@ def load_compas() -> TabularData:
     X.setflags(write=False)
     y = df["is_recid"].to_numpy(dtype=np.int64)
     s = df["race"].to_numpy(dtype=np.int64)
-    return TabularData(X=X, y=y, s=s, feature_names=FEATURES, s_column=FEATURES.index("race"))
+    return TabularDataset(
+        name="compas", X=X, y=y, s=s, feature_names=FEATURES,
+        numeric_columns=tuple(FEATURES.index(c) for c in ("age", "priors_count", "length_of_stay")),
+        group_names=("African-American", "Caucasian"),
+        description=__doc__.split("\n\n", 1)[1].split("Spec:", 1)[0].strip(),
+        source=COMPAS_SOURCE, s_column=FEATURES.index("race"))

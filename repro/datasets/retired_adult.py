@@ -28,6 +28,7 @@ import functools
 import numpy as np
 import pandas as pd
 
+from repro.datasets.adult_raw import drop_missing, one_hot_sorted
 from repro.datasets.store import fetch
 from repro.datasets.tabular import TabularDataset
 from repro.errors import DataUnavailableError
@@ -62,21 +63,16 @@ def build_retired_adult(raw: pd.DataFrame) -> TabularDataset:
     df = raw.copy()
     for col in (*CATEGORICAL, "gender"):
         df[col] = df[col].astype(str).str.strip()
-    df = df[~df[list(CATEGORICAL)].eq("?").any(axis=1)].reset_index(drop=True)
+    df = drop_missing(df, CATEGORICAL)
     gender = df["gender"]
     if set(gender.unique()) != {"Male", "Female"}:
         raise DataUnavailableError(f"retired adult: unexpected gender values {sorted(gender.unique())}; "
                                    "check the file with `repro data verify`.")
     y = (df["income"].astype(np.float64) > INCOME_THRESHOLD).to_numpy(dtype=np.int8)
     s = gender.eq("Male").to_numpy(dtype=np.int8)
-    blocks = [df[list(NUMERIC)].astype(np.float64).to_numpy()]
-    names = list(NUMERIC)
-    for col in CATEGORICAL:
-        cats = sorted(df[col].unique())
-        codes = pd.Categorical(df[col], categories=cats).codes
-        blocks.append((codes[:, None] == np.arange(len(cats))[None, :]).astype(np.float64))
-        names += [f"{col}={c}" for c in cats]
-    X = np.hstack(blocks)
+    onehot, onehot_names = one_hot_sorted(df, CATEGORICAL)
+    X = np.hstack([df[list(NUMERIC)].astype(np.float64).to_numpy(), onehot])
+    names = [*NUMERIC, *onehot_names]
     if X.shape != (N_ROWS, N_FEATURES):
         raise DataUnavailableError(
             f"retired adult: expected {N_ROWS} rows × {N_FEATURES} features after preprocessing, got "

@@ -1,4 +1,4 @@
-"""Shared container and split/standardize helpers for tabular fairness datasets.
+"""The one container and the split/standardize helpers of every tabular fairness dataset.
 
 Spec: seed-003-thesis.md §2.7 (75/25 train/test split, 2/3–1/3 split of the training part,
 standardization with training statistics only) and §3.1 (datasets).
@@ -34,9 +34,9 @@ class TabularDataset:
         Short id (``adult``, ``credit-card``).
     X : ndarray of shape (n, d), float64
         Non-sensitive features, numeric columns unstandardized, categoricals one-hot (0/1).
-    y : ndarray of shape (n,), int8
+    y : ndarray of shape (n,), integer
         Binary label (1 = positive class).
-    s : ndarray of shape (n,), int8
+    s : ndarray of shape (n,), integer
         Binary sensitive attribute A (fixed mapping, documented by the loader).
     feature_names : tuple of str
         Names of the d columns of ``X``.
@@ -50,6 +50,9 @@ class TabularDataset:
         Registered raw source name(s) used.
     canonical : bool
         False when a derived (non-canonical) substitute file was used; results must say so.
+    s_column : int or None
+        Index of A in ``X`` when the sensitive attribute is also a feature (FairProjection's
+        tables: a mechanism overwrites that column), else None.
     """
 
     name: str
@@ -63,10 +66,11 @@ class TabularDataset:
     source: str
     canonical: bool = True
     extra: dict = field(default_factory=dict, compare=False)
+    s_column: int | None = None
 
     @property
     def n(self) -> int:
-        return int(self.X.shape[0])
+        return int(self.y.shape[0])
 
     @property
     def d(self) -> int:

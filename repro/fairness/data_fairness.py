@@ -1,14 +1,11 @@
-"""Data unfairness Δ, Δ′ of a (perturbed) dataset and group-fairness gaps of a classifier.
+"""Data unfairness Δ, Δ′ of a (perturbed) dataset (the classifier gaps are in :mod:`repro.fairness.metrics`).
 
 Data level (Part II of the thesis): p_i = Pr(A=i), p_{1|i} = Pr(Y=1|A=i), Pr(Y=1) = Σ p_i p_{1|i};
 Δ (Definition 10, Calmon et al. 2017) = max_a |p_{1|a}/Pr(Y=1) − 1|; Δ′ (Definition 11, Kamiran &
 Calders 2012) = max_a p_{1|a} − min_a p_{1|a}. A mechanism Q acting on A only (Z ⟂ Y | A) gives
 Pr(Y=1|Z=z) = Σ_j p_{1|j} p_j Q[j,z] / Σ_j p_j Q[j,z], and the same formulas apply with Z for A.
 
-Classifier level: statistical-parity and equal-opportunity gaps as max − min over the groups of
-the true attribute (Definitions 3–4), and the signed binary versions of Arcolezi et al. (L4).
-
-Spec: ../shared/specs/seed-003-thesis.md §1.2, §1.3, §5.3 (Lemma 13), §5.4 (B.0.2), Lemma 16.
+Spec: seed-003-thesis.md §1.2, §1.3, §5.3 (Lemma 13), §5.4 (B.0.2), Lemma 16.
 """
 
 from __future__ import annotations
@@ -21,12 +18,8 @@ __all__ = [
     "binary_ratio",
     "delta",
     "delta_prime",
-    "eo_gap",
-    "eo_signed",
     "group_stats",
     "perturbed_stats",
-    "sp_gap",
-    "sp_signed",
 ]
 
 
@@ -95,45 +88,3 @@ def binary_ratio(p0: float, p: float, q: float) -> float:
     """
     p1_ = 1.0 - p0
     return p0 * p1_ * (p * q - (1 - p) * (1 - q)) / ((p0 * (1 - p) + p1_ * q) * (p0 * p + p1_ * (1 - q)))
-
-
-# --------------------------------------------------------------------------------------------
-# classifier gaps (Definitions 3–4; evaluated on the true test attribute)
-
-
-def _rates(yhat: np.ndarray, a: np.ndarray, mask: np.ndarray | None, k: int | None) -> np.ndarray:
-    yhat = np.asarray(yhat, dtype=float)
-    a = np.asarray(a, dtype=np.int64)
-    if mask is not None:
-        yhat, a = yhat[mask], a[mask]
-    k = int(a.max()) + 1 if k is None else k
-    counts = np.bincount(a, minlength=k).astype(float)
-    pos = np.bincount(a, weights=yhat, minlength=k)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return pos / counts
-
-
-def sp_gap(yhat: np.ndarray, a: np.ndarray, k: int | None = None) -> float:
-    """Δ_SP = max_a Pr(Ŷ=1|A=a) − min_a Pr(Ŷ=1|A=a) over non-empty groups (Definition 4)."""
-    r = _rates(yhat, a, None, k)
-    r = r[~np.isnan(r)]
-    return float(r.max() - r.min())
-
-
-def eo_gap(yhat: np.ndarray, y: np.ndarray, a: np.ndarray, k: int | None = None) -> float:
-    """Δ_EO = max − min over groups of Pr(Ŷ=1|A=a, Y=1) (Definition 3; groups with positives)."""
-    r = _rates(yhat, a, np.asarray(y) == 1, k)
-    r = r[~np.isnan(r)]
-    return float(r.max() - r.min())
-
-
-def sp_signed(yhat: np.ndarray, a: np.ndarray) -> float:
-    """Signed binary SPD = Pr(Ŷ=1|A=1) − Pr(Ŷ=1|A=0) (Arcolezi et al.; spec L4)."""
-    r = _rates(yhat, a, None, 2)
-    return float(r[1] - r[0])
-
-
-def eo_signed(yhat: np.ndarray, y: np.ndarray, a: np.ndarray) -> float:
-    """Signed binary EOD = TPR(A=1) − TPR(A=0) (Arcolezi et al.; spec L4)."""
-    r = _rates(yhat, a, np.asarray(y) == 1, 2)
-    return float(r[1] - r[0])

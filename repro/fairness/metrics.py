@@ -1,7 +1,12 @@
 """Group-fairness and accuracy metrics for binary predictions (evaluated with the TRUE attribute).
 
+The one home of the classifier gaps for k groups (every study uses these): statistical parity,
+equal opportunity, mean equalized odds and DP-FERMI's equalized-odds violation, plus the signed
+binary SP/EO differences of Arcolezi et al. Argument order is always (predictions, groups[, labels]).
+
 Spec: seed-003-thesis.md §1.2 (Definitions 3–5: equal-opportunity gap, statistical-parity gap, mean
-equalized-odds gap, each the max over group pairs, i.e. max − min over groups) and §3.4.
+equalized-odds gap, each the max over group pairs, i.e. max − min over groups), §3.4 and L4 (signed
+binary forms); seed-004-dpfermi.md (11) for the equalized-odds violation.
 """
 
 from __future__ import annotations
@@ -10,7 +15,8 @@ import numpy as np
 
 from repro.errors import InvalidParameterError
 
-__all__ = ["accuracy", "group_rates", "sp_gap", "tpr_fpr", "eo_gap", "meo_gap", "eq_odds_gap"]
+__all__ = ["accuracy", "group_rates", "sp_gap", "tpr_fpr", "eo_gap", "meo_gap", "eq_odds_gap", "sp_signed",
+           "eo_signed"]
 
 
 def _check(pred: np.ndarray, group: np.ndarray, y: np.ndarray | None = None) -> None:
@@ -85,3 +91,19 @@ def eq_odds_gap(pred: np.ndarray, group: np.ndarray, y: np.ndarray) -> float:
     """Equalized-odds violation max(ΔTPR, ΔFPR) (max − min over groups), as DP-FERMI's plots use."""
     tpr, fpr = tpr_fpr(pred, group, y)
     return float(max(_spread(tpr), _spread(fpr)))
+
+
+def _binary_difference(rates: np.ndarray) -> float:
+    if rates.size != 2:
+        raise InvalidParameterError(f"signed gaps need a binary attribute (groups 0 and 1); got {rates.size} groups.")
+    return float(rates[1] - rates[0])
+
+
+def sp_signed(pred: np.ndarray, group: np.ndarray) -> float:
+    """Signed binary SPD = P(Ŷ=1|A=1) − P(Ŷ=1|A=0) (Arcolezi et al.; spec seed-003 L4)."""
+    return _binary_difference(group_rates(pred, group))
+
+
+def eo_signed(pred: np.ndarray, group: np.ndarray, y: np.ndarray) -> float:
+    """Signed binary EOD = TPR(A=1) − TPR(A=0) (Arcolezi et al.; spec seed-003 L4)."""
+    return _binary_difference(tpr_fpr(pred, group, y)[0])

@@ -45,8 +45,9 @@ switch                 options                                                  
 Privacy modes (the noise sits in the config, the accounting in the caller):
 
 - ``none``/``batch``: N(0, σ_θ²) on the θ minibatch gradient (×λ or ×1) and N(0, σ_W²) on the W
-  gradient (×λ or ×1); σ's from Theorem 3.3 (:func:`sensitive_only_noise`) or the thesis's
-  all-feature formulas (:func:`thesis_all_feature_noise`). Nominal ε (spec §5 caveats).
+  gradient (×λ or ×1); σ's from Theorem 3.3 (:func:`repro.privacy.dpfermi_noise.sensitive_only_noise`)
+  or the thesis's all-feature formulas (:func:`repro.privacy.dpfermi_noise.thesis_all_feature_noise`).
+  Nominal ε (spec §5 caveats).
 - ``per_sample`` (strict, all features): plain DP-SGD(A) on the joint parameter (θ, W). Each sample's
   (∇_θ(ℓ_i + λψ̂_i), ∇_W ψ̂_i) is clipped to C = ``clip_norm`` and N(0, (zC)²) is added to the sum,
   divided by the expected batch size. Event: :func:`repro.privacy.accounting.dp_sgd_event` (z, q, T).
@@ -85,7 +86,7 @@ from repro.learners.logistic import LogisticModel, SoftmaxModel, torch_linear_in
 from repro.privacy.accounting import dp_sgd_event, opacus_sampling
 
 __all__ = ["DPFermiConfig", "DPFermiResult", "train_dp_fermi", "train_dp_fermi_batch",
-           "thesis_all_feature_noise", "sensitive_only_noise", "group_floor", "ermi", "REFERENCE",
+           "ermi", "REFERENCE",
            "STRICT_ALL_FEATURES", "STRICT_SENSITIVE", "PER_MODEL_FIELDS"]
 
 _CHOICES = {
@@ -199,57 +200,6 @@ class DPFermiResult:
         if not c.per_sample_privacy or c.noise_multiplier <= 0 or self.sampling_probability is None:
             return None
         return dp_sgd_event(c.noise_multiplier, self.sampling_probability, self.steps)
-
-
-def group_floor(s: np.ndarray) -> float:
-    """ρ = (min_r count_r − 1)/n, as the authors' ``calculate_noise`` computes it. Spec: seed-003 §3.3."""
-    s = np.asarray(s)
-    counts = np.bincount(s)
-    return float((counts[counts > 0].min() - 1) / s.size)
-
-
-def thesis_all_feature_noise(n: int, steps: int, rho: float, epsilon: float, delta: float = 1e-5,
-                             w_radius: float = 5.0, lipschitz: float = 5.0) -> tuple[float, float]:
-    """(σ_θ, σ_W) of the thesis's DP-FERMI code for privacy w.r.t. all features:
-
-    σ_W = √(32 T ln(1/δ) (C² + 1/ρ) / (ε² n²)),
-    σ_θ = √(64 L² C² ln(1/δ) T / (ε² n² ρ) + 32 C⁴ L² · 4 ln(1/δ) T / (ε² n²)).
-
-    Spec: seed-003 §3.3 [C:dpfb ``args.calculate_noise``]; seed-004 §5(b).
-    """
-    _check_noise_args(n, steps, rho, epsilon, delta)
-    if math.isinf(epsilon):
-        return 0.0, 0.0
-    ln = math.log(1 / delta)
-    c, lip = w_radius, lipschitz
-    sigma_w = math.sqrt(32 * steps * ln * (c**2 + 1 / rho) / (epsilon**2 * n**2))
-    sigma_theta = math.sqrt(64 * lip**2 * c**2 * ln * steps / (epsilon**2 * n**2 * rho)
-                            + 32 * c**4 * lip**2 * 4 * ln * steps / (epsilon**2 * n**2))
-    return sigma_theta, sigma_w
-
-
-def sensitive_only_noise(n: int, steps: int, rho: float, epsilon: float, delta: float,
-                         w_radius: float = 5.0, lipschitz: float = 5.0) -> tuple[float, float]:
-    """(σ_θ, σ_W) of Theorem 3.3(a) (privacy w.r.t. the sensitive attribute only; [C0] uses δ = 1/n²):
-    σ_θ = √(16 L² D² ln(1/δ) T / (ε² n² ρ)), σ_W = √(16 T ln(1/δ) / (ε² n² ρ)). Spec: seed-004 §5(a)."""
-    _check_noise_args(n, steps, rho, epsilon, delta)
-    if math.isinf(epsilon):
-        return 0.0, 0.0
-    ln = math.log(1 / delta)
-    sigma_theta = math.sqrt(16 * lipschitz**2 * w_radius**2 * ln * steps / (epsilon**2 * n**2 * rho))
-    sigma_w = math.sqrt(16 * steps * ln / (epsilon**2 * n**2 * rho))
-    return sigma_theta, sigma_w
-
-
-def _check_noise_args(n: int, steps: int, rho: float, epsilon: float, delta: float) -> None:
-    if n < 1 or steps < 1:
-        raise InvalidParameterError(f"n and steps must be >= 1; got {n}, {steps}.")
-    if not 0 < rho < 1:
-        raise InvalidParameterError(f"rho (group floor) must lie in (0, 1); got {rho}.")
-    if not epsilon > 0:
-        raise InvalidParameterError(f"epsilon must be > 0; got {epsilon}.")
-    if not 0 < delta < 1:
-        raise InvalidParameterError(f"delta must lie in (0, 1); got {delta}.")
 
 
 def ermi(prob: np.ndarray, s: np.ndarray, k: int | None = None) -> float:

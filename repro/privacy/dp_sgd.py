@@ -1,42 +1,16 @@
-"""DP-SGD for logistic regression in numpy, with closed-form per-sample gradients (Opacus semantics).
+"""The DP-SGD mechanism's primitives, shared by every DP-SGD trainer (Opacus semantics).
 
-Spec: seed-003-thesis.md §2.7 steps 3–4 and §3.2: per-sample clipping to C, Gaussian noise of std
-σ = noise_multiplier × C added to the sum of clipped gradients, Poisson sampling, the sum divided by
-the *expected* batch size (Opacus with ``loss_reduction="mean"``), plain SGD (no momentum).
-
-Per-sample gradient of the BCE loss of σ(w·x + b): g_i = (σ(w·x_i + b) − y_i)·[x_i, 1], so its
-norm is |σ_i − y_i|·√(‖x_i‖² + 1) and the clipped sum is X_Bᵀ(r ⊙ c) with
-c_i = min(1, C/‖g_i‖); nothing of size (batch × d) is ever materialized beyond X_B itself.
+Spec: seed-003-thesis.md §2.7 steps 3–4: per-sample clipping factors min(1, C/(‖g_i‖ + 1e-6)) and
+Poisson sampling (each record independently with probability q). The trainers that use them are in
+:mod:`repro.learners.dp_sgd` and :mod:`repro.learners.baselines`; the accountant of the resulting
+subsampled Gaussian mechanism is :func:`repro.privacy.accounting.dp_sgd_event`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from repro.errors import InvalidParameterError
-from repro.learners.logistic import LogisticModel, sigmoid, torch_linear_init
-from repro.privacy.accounting import dp_sgd_event, opacus_sampling
-
-__all__ = ["DPSGDResult", "clip_factors", "poisson_batch", "private_gradient", "train_dp_sgd_logistic"]
-
-
-@dataclass(frozen=True)
-class DPSGDResult:
-    """Trained model and the privacy parameters of the run (its accountant event)."""
-
-    model: LogisticModel
-    noise_multiplier: float
-    clip_norm: float
-    sampling_probability: float
-    steps: int
-    mean_batch_size: float
-
-    @property
-    def event(self):
-        """The run's privacy cost as a ``dp_accounting`` event."""
-        return dp_sgd_event(self.noise_multiplier, self.sampling_probability, self.steps)
+__all__ = ["clip_factors", "poisson_batch"]
 
 
 def clip_factors(norms: np.ndarray, clip_norm: float) -> np.ndarray:
@@ -47,64 +21,3 @@ def clip_factors(norms: np.ndarray, clip_norm: float) -> np.ndarray:
 def poisson_batch(n: int, q: float, *, rng: np.random.Generator) -> np.ndarray:
     """Indices of a Poisson-sampled batch: each of ``n`` records independently with probability q."""
     return np.flatnonzero(rng.random(n) < q)
-
-
-def private_gradient(XB: np.ndarray, yB: np.ndarray, w: np.ndarray, b: float, *, clip_norm: float,
-                     noise_std: float, denominator: float, rng: np.random.Generator,
-                     row_norm: np.ndarray | None = None) -> tuple[np.ndarray, float]:
-    """Opacus's privatized gradient: (Σ_i clip(g_i) + N(0, noise_std² I)) / denominator.
-
-    ``row_norm`` = √(‖x_i‖² + 1) of the batch rows (computed if None). Returns (grad_w, grad_b).
-    Spec: seed-003 §2.7 step 4.
-    """
-    if row_norm is None:
-        row_norm = np.sqrt(np.einsum("ij,ij->i", XB, XB) + 1.0)
-    r = sigmoid(XB @ w + b) - yB
-    rc = r * clip_factors(np.abs(r) * row_norm, clip_norm)
-    d = XB.shape[1]
-    noise = rng.normal(0.0, noise_std, size=d + 1) if noise_std > 0 else np.zeros(d + 1)
-    return (XB.T @ rc + noise[:d]) / denominator, float(rc.sum() + noise[d]) / denominator
-
-
-def train_dp_sgd_logistic(X: np.ndarray, y: np.ndarray, *, noise_multiplier: float, clip_norm: float = 1.5,
-                          lr: float = 0.01, batch_size: int = 1024, epochs: int = 50,
-                          sampling_rule: str = "opacus", rng: np.random.Generator) -> DPSGDResult:
-    """Train logistic regression with DP-SGD (Poisson sampling, per-sample clipping, Gaussian noise).
-
-    Parameters
-    ----------
-    X, y
-        Features (n, d) (for Algorithm 2: non-sensitive features plus the A column) and 0/1 labels.
-    noise_multiplier
-        σ/C; 0 gives non-private clipped SGD.
-    clip_norm, lr, batch_size, epochs
-        C = 1.5, 0.01, 1024 and 50 in the thesis.
-    sampling_rule
-        ``"opacus"`` (q = 1/⌈n/B⌉, what Opacus does) or ``"B/n"``; ⌈n/B⌉ steps per epoch either way.
-    rng
-        Source of the initialization, the batches and the noise.
-
-    Spec: seed-003 §2.7 steps 3–4, §3.2.
-    """
-    if not clip_norm > 0:
-        raise InvalidParameterError(f"clip_norm must be > 0; got {clip_norm}. The thesis uses 1.5.")
-    if noise_multiplier < 0:
-        raise InvalidParameterError(f"noise_multiplier must be >= 0; got {noise_multiplier}.")
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    n, d = X.shape
-    q, steps = opacus_sampling(n, batch_size, epochs, rule=sampling_rule)
-    expected = max(int(n * q), 1)  # Opacus: expected_batch_size = int(len(dataset) * sample_rate)
-    row_norm = np.sqrt(np.einsum("ij,ij->i", X, X) + 1.0)
-    w, b = torch_linear_init(d, rng=rng)
-    sigma = noise_multiplier * clip_norm
-    total = 0
-    for _ in range(steps):
-        idx = poisson_batch(n, q, rng=rng)
-        total += idx.size
-        gw, gb = private_gradient(X[idx], y[idx], w, b, clip_norm=clip_norm, noise_std=sigma,
-                                  denominator=expected, rng=rng, row_norm=row_norm[idx])
-        w = w - lr * gw
-        b = b - lr * gb
-    return DPSGDResult(LogisticModel(w, float(b)), float(noise_multiplier), float(clip_norm), q, steps,
-                       total / steps)

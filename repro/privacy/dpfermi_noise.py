@@ -3,10 +3,10 @@
 Spec: seed-004-dpfermi.md §5 (Theorem 3.3 (a) sensitive-only and (b) all-features noise, the
 conditions ε ≤ 2 ln(1/δ) and T ≥ (n√ε/(2m))², the worked numbers and privacy caveat 1).
 
-The noise formulas themselves live in the ONE DP-FERMI engine
-(:func:`repro.learners.dp_fermi.sensitive_only_noise` and
-:func:`repro.learners.dp_fermi.thesis_all_feature_noise`); this module adds what the theorem
-requires around them:
+This module holds the noise formulas (:func:`sensitive_only_noise`, Theorem 3.3(a), and
+:func:`thesis_all_feature_noise`, the thesis code's all-feature version) and the group floor ρ
+they use; the DP-FERMI engine (:mod:`repro.learners.dp_fermi`) takes σ's as inputs. Around the
+formulas it adds what the theorem requires:
 
 - :func:`theorem33_conditions` checks ε ≤ 2 ln(1/δ) and T ≥ (n√ε/(2m))² and logs a warning for each
   violated condition (the formulas are then *nominal*: the theorem says nothing about them);
@@ -30,14 +30,66 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 from repro.errors import InvalidParameterError
-from repro.learners.dp_fermi import sensitive_only_noise, thesis_all_feature_noise
 from repro.privacy.accounting import Accountant, dp_sgd_epsilon
 
-__all__ = ["Theorem33Conditions", "NoiseLevels", "theorem33_conditions", "theorem33_noise",
+__all__ = ["group_floor", "sensitive_only_noise", "thesis_all_feature_noise", "Theorem33Conditions", "NoiseLevels", "theorem33_conditions", "theorem33_noise",
            "noise_multiplier", "accountant_epsilons", "min_steps"]
 
 log = logging.getLogger(__name__)
+
+
+def group_floor(s: np.ndarray) -> float:
+    """ρ = (min_r count_r − 1)/n, as the authors' ``calculate_noise`` computes it. Spec: seed-003 §3.3."""
+    s = np.asarray(s)
+    counts = np.bincount(s)
+    return float((counts[counts > 0].min() - 1) / s.size)
+
+
+def thesis_all_feature_noise(n: int, steps: int, rho: float, epsilon: float, delta: float = 1e-5,
+                             w_radius: float = 5.0, lipschitz: float = 5.0) -> tuple[float, float]:
+    """(σ_θ, σ_W) of the thesis's DP-FERMI code for privacy w.r.t. all features:
+
+    σ_W = √(32 T ln(1/δ) (C² + 1/ρ) / (ε² n²)),
+    σ_θ = √(64 L² C² ln(1/δ) T / (ε² n² ρ) + 32 C⁴ L² · 4 ln(1/δ) T / (ε² n²)).
+
+    Spec: seed-003 §3.3 [C:dpfb ``args.calculate_noise``]; seed-004 §5(b).
+    """
+    _check_noise_args(n, steps, rho, epsilon, delta)
+    if math.isinf(epsilon):
+        return 0.0, 0.0
+    ln = math.log(1 / delta)
+    c, lip = w_radius, lipschitz
+    sigma_w = math.sqrt(32 * steps * ln * (c**2 + 1 / rho) / (epsilon**2 * n**2))
+    sigma_theta = math.sqrt(64 * lip**2 * c**2 * ln * steps / (epsilon**2 * n**2 * rho)
+                            + 32 * c**4 * lip**2 * 4 * ln * steps / (epsilon**2 * n**2))
+    return sigma_theta, sigma_w
+
+
+def sensitive_only_noise(n: int, steps: int, rho: float, epsilon: float, delta: float,
+                         w_radius: float = 5.0, lipschitz: float = 5.0) -> tuple[float, float]:
+    """(σ_θ, σ_W) of Theorem 3.3(a) (privacy w.r.t. the sensitive attribute only; [C0] uses δ = 1/n²):
+    σ_θ = √(16 L² D² ln(1/δ) T / (ε² n² ρ)), σ_W = √(16 T ln(1/δ) / (ε² n² ρ)). Spec: seed-004 §5(a)."""
+    _check_noise_args(n, steps, rho, epsilon, delta)
+    if math.isinf(epsilon):
+        return 0.0, 0.0
+    ln = math.log(1 / delta)
+    sigma_theta = math.sqrt(16 * lipschitz**2 * w_radius**2 * ln * steps / (epsilon**2 * n**2 * rho))
+    sigma_w = math.sqrt(16 * steps * ln / (epsilon**2 * n**2 * rho))
+    return sigma_theta, sigma_w
+
+
+def _check_noise_args(n: int, steps: int, rho: float, epsilon: float, delta: float) -> None:
+    if n < 1 or steps < 1:
+        raise InvalidParameterError(f"n and steps must be >= 1; got {n}, {steps}.")
+    if not 0 < rho < 1:
+        raise InvalidParameterError(f"rho (group floor) must lie in (0, 1); got {rho}.")
+    if not epsilon > 0:
+        raise InvalidParameterError(f"epsilon must be > 0; got {epsilon}.")
+    if not 0 < delta < 1:
+        raise InvalidParameterError(f"delta must lie in (0, 1); got {delta}.")
 
 
 @dataclass(frozen=True)

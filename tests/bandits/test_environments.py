@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from repro.bandits import environments as envs
-from repro.bandits.study import resolve_environment
 from repro.errors import DataUnavailableError
+from repro.studies.pfg.regret_and_sweeps import resolve_environment
 
 
 def _frame(n: int, seed: int) -> pd.DataFrame:

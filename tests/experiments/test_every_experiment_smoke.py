@@ -6,12 +6,11 @@ except under ``CI=true`` where they must run.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import pytest
 
-from repro.results import ResultBundle, write_results
+from repro.results import ResultBundle, report_hook, write_results
 from repro.runner import RunConfig, run_experiment
 from repro.spec import load_all
 
@@ -31,7 +30,7 @@ def test_smoke_profile_runs(experiment_id: str, tmp_path: Path, monkeypatch: pyt
     bundle = ResultBundle.load(spec, directory)
     assert not bundle.summary.empty
     assert set(bundle.summary["metric"]) <= set(spec.metric_names)
-    if hasattr(importlib.import_module(spec.trial), "plot"):
+    if report_hook(spec, "plot") is not None:
         figures = bundle.run["figures"]
         assert figures, "a study with a plot function must draw at least one figure"
         for name in figures:

@@ -15,12 +15,8 @@ from repro.fairness.data_fairness import (
     binary_ratio,
     delta,
     delta_prime,
-    eo_gap,
-    eo_signed,
     group_stats,
     perturbed_stats,
-    sp_gap,
-    sp_signed,
 )
 from repro.privacy.ldp_mechanisms import grr_matrix, perturb
 
@@ -98,16 +94,3 @@ def test_binary_ratio_equals_delta_prime_ratio_and_is_free_of_base_rates() -> No
         p = np.array([p0, 1 - p0])
         pz, p1z = perturbed_stats(p, b, q)
         assert binary_ratio(p0, pp, qq) == pytest.approx(delta_prime(pz, p1z) / delta_prime(p, b), rel=1e-9)
-
-
-def test_classifier_gaps_by_hand() -> None:
-    a = np.array([0, 0, 0, 0, 1, 1, 1, 1, 2, 2])
-    y = np.array([1, 1, 0, 0, 1, 1, 1, 0, 1, 0])
-    yhat = np.array([1, 0, 0, 0, 1, 1, 1, 1, 0, 1])
-    # positive rates 0.25, 1.0, 0.5 ; TPRs 0.5, 1.0, 0.0
-    assert sp_gap(yhat, a) == pytest.approx(0.75)
-    assert eo_gap(yhat, y, a) == pytest.approx(1.0)
-    m = a < 2
-    assert sp_signed(yhat[m], a[m]) == pytest.approx(0.75)
-    assert eo_signed(yhat[m], y[m], a[m]) == pytest.approx(0.5)
-    assert sp_signed(yhat[m], 1 - a[m]) == pytest.approx(-0.75)

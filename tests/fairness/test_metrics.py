@@ -6,7 +6,17 @@ import numpy as np
 import pytest
 
 from repro.errors import InvalidParameterError
-from repro.fairness.metrics import accuracy, eo_gap, eq_odds_gap, group_rates, meo_gap, sp_gap, tpr_fpr
+from repro.fairness.metrics import (
+    accuracy,
+    eo_gap,
+    eo_signed,
+    eq_odds_gap,
+    group_rates,
+    meo_gap,
+    sp_gap,
+    sp_signed,
+    tpr_fpr,
+)
 
 # group 0: 4 rows, predictions 1,1,0,0 (rate 1/2); group 1: 5 rows, 1,0,0,0,0 (rate 1/5)
 PRED = np.array([1, 1, 0, 0, 1, 0, 0, 0, 0])
@@ -42,3 +52,16 @@ def test_tpr_fpr_eo_meo_hand_table() -> None:
 def test_shape_mismatch_is_reported() -> None:
     with pytest.raises(InvalidParameterError, match="same shape"):
         sp_gap(PRED, GROUP[:-1])
+
+
+def test_classifier_gaps_by_hand() -> None:
+    a = np.array([0, 0, 0, 0, 1, 1, 1, 1, 2, 2])
+    y = np.array([1, 1, 0, 0, 1, 1, 1, 0, 1, 0])
+    yhat = np.array([1, 0, 0, 0, 1, 1, 1, 1, 0, 1])
+    # positive rates 0.25, 1.0, 0.5 ; TPRs 0.5, 1.0, 0.0
+    assert sp_gap(yhat, a) == pytest.approx(0.75)
+    assert eo_gap(yhat, a, y) == pytest.approx(1.0)
+    m = a < 2
+    assert sp_signed(yhat[m], a[m]) == pytest.approx(0.75)
+    assert eo_signed(yhat[m], a[m], y[m]) == pytest.approx(0.5)
+    assert sp_signed(yhat[m], 1 - a[m]) == pytest.approx(-0.75)

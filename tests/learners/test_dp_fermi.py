@@ -16,12 +16,10 @@ from repro.learners.dp_fermi import (
     _psi_parts,
     _psi_value,
     ermi,
-    group_floor,
-    sensitive_only_noise,
-    thesis_all_feature_noise,
     train_dp_fermi,
 )
 from repro.learners.logistic import sigmoid, train_minibatch_logistic
+from repro.privacy.dpfermi_noise import group_floor, sensitive_only_noise, thesis_all_feature_noise
 
 
 def _data(n=1500, d=4, seed=0):

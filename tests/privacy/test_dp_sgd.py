@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from repro.learners.dp_sgd import private_gradient, train_dp_sgd_logistic
 from repro.learners.logistic import per_sample_gradients, sigmoid
-from repro.privacy.dp_sgd import clip_factors, poisson_batch, private_gradient, train_dp_sgd_logistic
+from repro.privacy.dp_sgd import clip_factors, poisson_batch
 
 
 def _bce(X, y, w, b):

@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from repro.studies.cummings2019 import impossibility as study
+from repro.studies.cummings2019 import impossibility_report as study_report
 from repro.theory import compat_impossibility as ci
-from repro.theory import compat_impossibility_study as study
 from repro.trial import TrialContext
 
 EXPERIMENT = Path(__file__).parents[2] / "experiments" / "compat-impossibility.toml"
@@ -333,10 +334,10 @@ def test_plot_and_report_from_stand_in_bundle(smoke_results, tmp_path: Path) -> 
         table=lambda name: tables[name],
         directory=tmp_path,
     )
-    paths = study.plot(bundle, tmp_path / "figs")
+    paths = study_report.plot(bundle, tmp_path / "figs")
     assert {p.suffix for p in paths} == {".png", ".pdf"}
     assert all(p.exists() and p.stat().st_size > 0 for p in paths)
-    text = study.report_markdown(bundle)
+    text = study_report.report_markdown(bundle)
     assert "does **not** separate" in text
     assert "ours, not the paper's" in text and "δ ≥ ½" in text
     assert "0-DP" in text and "Caveats" in text

@@ -19,7 +19,7 @@ and the per-sample coefficient of x̃_i in the gradient of (1/m̄)Σ_i ℓ_i + P
 
 with m̄ the expected batch size. Each g_i = coef_i·x̃_i is clipped to ``clip_norm`` (its norm is
 |coef_i|·‖x̃_i‖, no per-sample matrix is formed), the clipped sum gets N(0, (z·C)²) noise and is
-divided by m̄ (Opacus semantics, as :mod:`repro.privacy.dp_sgd`).
+divided by m̄ (Opacus semantics, as :mod:`repro.learners.dp_sgd`).
 
 Privacy caveat (ours, stated in every baseline): g_i also depends on the other batch members
 through the cell means and signs, so per-sample clipping bounds the change of the *summed* gradient

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from repro.bandits import study
 from repro.errors import InvalidParameterError
+from repro.studies.pfg import regret_and_sweeps as study
 from repro.trial import TrialContext
 
 BASE = {

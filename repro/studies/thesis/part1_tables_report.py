@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from repro.fairness.thesis_part1_study import ALG2, BASE, FERMI, FERMI_OTHER, FERMI_STRICT
+from repro.studies.thesis.part1_tables import ALG2, BASE, FERMI, FERMI_OTHER, FERMI_STRICT
 
 __all__ = ["plot", "report_markdown"]
 

@@ -58,34 +58,20 @@ from repro.learners.dp_fermi import (
     STRICT_ALL_FEATURES,
     STRICT_SENSITIVE,
     DPFermiConfig,
-    group_floor,
     train_dp_fermi_batch,
-)
-from repro.learners.dpfermi_figures_report import (  # noqa: F401 - the study contract
-    REFERENCE_CSV,
-    claim_verdicts,
-    curve_distance,
-    lower_envelope,
-    plot,
-    released_curves,
-    report_markdown,
 )
 from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_event, opacus_sampling
 from repro.privacy.accounting import epsilon as accountant_epsilon
-from repro.privacy.dpfermi_noise import accountant_epsilons, theorem33_noise
+from repro.privacy.dpfermi_noise import accountant_epsilons, group_floor, theorem33_noise
 from repro.trial import TrialContext, TrialOutput
 
-__all__ = ["run_trial", "plot", "report_markdown", "load_dataset", "released_curves",
-           "lower_envelope", "curve_distance", "claim_verdicts", "REFERENCE_CSV"]
+__all__ = ["run_trial", "load_dataset"]
 
 log = logging.getLogger(__name__)
 
 VERSION = "2"
 #: the baselines do not depend on the DP-FERMI variant: `--variant strict` reuses their cached trials
 VARIANT_INDEPENDENT_METHODS = ("tran-2021a", "pf-ld", "jagielski-2019")
-CODE_DEPENDENCIES = ("repro.learners.dp_fermi", "repro.learners.baselines._dpsgd",
-                     "repro.learners.baselines.tran_2021a", "repro.learners.baselines.pf_ld",
-                     "repro.learners.baselines.jagielski_2019", "repro.privacy.dpfermi_noise")
 
 
 # ------------------------------------------------------------------------------------------ data

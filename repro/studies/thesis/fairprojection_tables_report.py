@@ -1,6 +1,6 @@
 """Figures and report of thesis Tables 5.1–5.4 (OPT vs FairProjection), from saved results only.
 
-Kept apart from :mod:`repro.fairness.thesis_part2_tables_study` so that redrawing never invalidates
+Kept apart from :mod:`repro.studies.thesis.fairprojection_tables` so that redrawing never invalidates
 cached trials (the study's source is hashed into the trial cache key; this module is not).
 
 Spec: ../shared/specs/seed-003-thesis.md §6.4, §8.

@@ -1,6 +1,6 @@
 """Figures 5.1–5.10 and the trend verdicts of the LDP pre-processing study, from saved results only.
 
-Kept apart from :mod:`repro.fairness.ldp_preprocessing_study` so that editing a plot or a verdict
+Kept apart from :mod:`repro.studies.thesis.ldp_figures` so that editing a plot or a verdict
 does not invalidate the cached trials (the study module's source is part of the cache key).
 
 Spec: ../shared/specs/seed-003-thesis.md §7 (layout, captions, "Claimed trends"), §9.2 item 12.

@@ -29,16 +29,8 @@ import numpy as np
 import pandas as pd
 
 from repro.errors import InvalidParameterError
-from repro.fairness.data_fairness import (
-    delta,
-    delta_prime,
-    eo_gap,
-    eo_signed,
-    group_stats,
-    sp_gap,
-    sp_signed,
-)
-from repro.fairness.ldp_preprocessing_report import plot, report_markdown  # noqa: F401  (figures, verdicts)
+from repro.fairness.data_fairness import delta, delta_prime, group_stats
+from repro.fairness.metrics import eo_gap, eo_signed, sp_gap, sp_signed
 from repro.privacy.ldp_mechanisms import (
     grr_matrix,
     optimal_binary_matrix,
@@ -50,12 +42,6 @@ from repro.privacy.ldp_mechanisms import (
 from repro.trial import TrialContext, TrialOutput
 
 VERSION = "1"
-CODE_DEPENDENCIES = (
-    "repro.privacy.ldp_mechanisms",
-    "repro.fairness.data_fairness",
-    "repro.datasets.adult_reconstruction",
-    "repro.datasets.lsac",
-)
 
 METHODS = ("OPT", "GRR", "SS")
 BASELINE = "non-private"
@@ -199,9 +185,9 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     tp = float(np.sum((yhat == 1) & (y_test == 1)))
     f1_den = float(np.sum(yhat == 1) + np.sum(y_test == 1))
     record.update(accuracy=float(np.mean(yhat == y_test)), f1=2 * tp / f1_den if f1_den else 0.0,
-                  sp_gap=sp_gap(yhat, a_test, k), eo_gap=eo_gap(yhat, y_test, a_test, k))
+                  sp_gap=sp_gap(yhat, a_test), eo_gap=eo_gap(yhat, a_test, y_test))
     if k == 2:
-        record.update(sp_signed=sp_signed(yhat, a_test), eo_signed=eo_signed(yhat, y_test, a_test))
+        record.update(sp_signed=sp_signed(yhat, a_test), eo_signed=eo_signed(yhat, a_test, y_test))
     if z is not None:
         pz, p1z, _ = group_stats(z, y_train, k)
         record.update(train_delta=delta(pz, p1z), train_delta_prime=delta_prime(pz, p1z))

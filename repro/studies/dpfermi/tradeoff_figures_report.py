@@ -3,7 +3,7 @@
 Spec: seed-004-dpfermi.md §7.4 (curve construction, styling), §9.3 (claims 1–4), Appendix A (released
 values, ``experiments/reference_data/dpfermi_released_curves.csv``).
 
-Kept apart from :mod:`repro.learners.dpfermi_figures_study` so that editing how results are drawn or
+Kept apart from :mod:`repro.studies.dpfermi.tradeoff_figures` so that editing how results are drawn or
 judged does not invalidate cached trials (the study module's source is part of the trial cache key).
 """
 
@@ -20,7 +20,7 @@ import pandas as pd
 __all__ = ["plot", "report_markdown", "released_curves", "lower_envelope", "curve_distance", "claim_verdicts",
            "REFERENCE_CSV", "METHOD_LABELS"]
 
-REFERENCE_CSV = Path(__file__).resolve().parents[2] / "experiments" / "reference_data" / \
+REFERENCE_CSV = Path(__file__).resolve().parents[3] / "experiments" / "reference_data" / \
     "dpfermi_released_curves.csv"
 
 METHOD_LABELS = {"dp-fermi": "DP-FERMI", "tran-2021a": "Tran et al. (2021a)",

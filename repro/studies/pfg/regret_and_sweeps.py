@@ -26,7 +26,7 @@ Parameters (experiment TOML ``[params]``; override with ``--set key=value``):
     ``fresh`` (default: a with-replacement sample of the original pool per seed, shared by all
     policies) or ``reference-bootstrap`` (the code's cumulative bootstrap chain, D11).
 
-Figures and the report live in :mod:`repro.bandits.reporting` (re-exported here as ``plot`` and
+Figures and the report live in :mod:`repro.studies.pfg.regret_and_sweeps_report` (re-exported here as ``plot`` and
 ``report_markdown``), so that editing them does not invalidate cached trials.
 
 Spec: seed-001-bandit.md §5, §7, §8, §10 (D1, D5, D10, D11, D13, D14).
@@ -52,17 +52,14 @@ from repro.bandits.policies import (
     UniformRandom,
     budget_split,
 )
-from repro.bandits.reporting import plot, report_markdown
 from repro.bandits.simulate import draw_stream, simulate, stream_contexts
 from repro.errors import InvalidParameterError
 from repro.privacy import tree_mechanism as tm
 from repro.trial import TrialContext, TrialOutput
 
-__all__ = ["VERSION", "CODE_DEPENDENCIES", "run_trial", "plot", "report_markdown", "resolve_environment"]
+__all__ = ["VERSION", "run_trial", "resolve_environment"]
 
 VERSION = "1"
-CODE_DEPENDENCIES = ("repro.bandits.environments", "repro.bandits.policies", "repro.bandits.simulate",
-                     "repro.bandits.metrics", "repro.privacy.tree_mechanism")
 
 POLICIES = ("OFUL", "FairGreedy", "PrivateFairGreedy", "Random", "Oracle")
 LABELS = {"OFUL": "OFUL", "FairGreedy": "Fair-Greedy", "PrivateFairGreedy": "Private-Fair-Greedy",

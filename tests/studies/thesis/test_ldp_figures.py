@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from repro.errors import InvalidParameterError
-from repro.fairness.ldp_preprocessing_report import trend_checks
-from repro.fairness.ldp_preprocessing_study import mechanism_output, stratified_split
 from repro.privacy.ldp_mechanisms import ss_subset_size
+from repro.studies.thesis.ldp_figures import mechanism_output, stratified_split
+from repro.studies.thesis.ldp_figures_report import trend_checks
 
 
 def test_stratified_split_is_a_stratified_partition() -> None:

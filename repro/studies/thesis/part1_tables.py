@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,22 +33,16 @@ from repro.fairness.private_postprocessing import algorithm2, apply_rule
 from repro.learners.dp_fermi import (
     REFERENCE,
     STRICT_ALL_FEATURES,
-    group_floor,
-    thesis_all_feature_noise,
     train_dp_fermi,
 )
+from repro.learners.dp_sgd import train_dp_sgd_logistic
 from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_epsilon, opacus_sampling
-from repro.privacy.dp_sgd import train_dp_sgd_logistic
+from repro.privacy.dpfermi_noise import group_floor, thesis_all_feature_noise
 from repro.trial import TrialContext, TrialOutput
 
-__all__ = ["VERSION", "CODE_DEPENDENCIES", "METHODS", "run_trial", "plot", "report_markdown", "prepare"]
+__all__ = ["VERSION", "METHODS", "run_trial", "prepare"]
 
 VERSION = "1"
-CODE_DEPENDENCIES = (
-    "repro.datasets.adult", "repro.datasets.credit_card", "repro.datasets.tabular",
-    "repro.fairness.metrics", "repro.fairness.private_postprocessing", "repro.learners.dp_fermi",
-    "repro.learners.logistic", "repro.privacy.accounting", "repro.privacy.dp_sgd",
-)
 
 ALG2 = "Algorithm 2"
 BASE = "DP-SGD (before post-processing)"
@@ -178,22 +171,3 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     if method in (FERMI, FERMI_OTHER, FERMI_STRICT):
         return _run_fermi(method, ds, sp, X, params, ctx.rng)
     raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
-
-
-# ------------------------------------------------------------------------------ figures, report
-# Drawing and wording live in repro.fairness.thesis_part1_report (not hashed into the trial cache key,
-# so improving a figure or the report text never forces the trials to be recomputed).
-
-
-def plot(bundle, outdir: Path) -> list[Path]:
-    """Accuracy vs SP gap per table (see :func:`repro.fairness.thesis_part1_report.plot`)."""
-    from repro.fairness import thesis_part1_report
-
-    return thesis_part1_report.plot(bundle, outdir)
-
-
-def report_markdown(bundle) -> str:
-    """Paper vs ours in words, with an explanation of every row outside its tolerance."""
-    from repro.fairness import thesis_part1_report
-
-    return thesis_part1_report.report_markdown(bundle)

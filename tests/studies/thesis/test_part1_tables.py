@@ -11,7 +11,7 @@ from repro.runner import RunConfig, run_experiment
 from repro.spec import load_experiment
 
 pytestmark = pytest.mark.data
-EXPERIMENTS = Path(__file__).parents[2] / "experiments"
+EXPERIMENTS = Path(__file__).parents[3] / "experiments"
 
 
 @pytest.fixture

@@ -9,18 +9,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import repro.learners.dpfermi_figures_study as study
+import repro.studies.dpfermi.tradeoff_figures as study
+import repro.studies.dpfermi.tradeoff_figures_report as report
 from repro.datasets.tabular import TabularDataset
 from repro.spec import load_experiment
 from repro.trial import TrialContext
 
-EXPERIMENTS = Path(__file__).parents[2] / "experiments"
+EXPERIMENTS = Path(__file__).parents[3] / "experiments"
 FIGS = [2, 3, 4, 6, 7, 8, 9, 10]
 
 
 def test_released_csv_is_complete_and_data_only() -> None:
     """Appendix A: 4 ε × grid points per (dataset, method), values in [0, 1], provenance on every row."""
-    df = pd.read_csv(study.REFERENCE_CSV)
+    df = pd.read_csv(report.REFERENCE_CSV)
     assert set(df["dataset"]) == {"adult", "credit-card"}
     assert df["source"].str.contains("Appendix A").all()
     assert df[["error", "violation"]].apply(lambda c: c.between(0, 1)).all().all()
@@ -38,7 +39,7 @@ def test_experiment_files_load_and_match_the_csv(fig: int) -> None:
     spec = load_experiment(EXPERIMENTS / f"dpfermi-fig-{fig}.toml")
     assert spec.variants == ("reference", "strict", "strict-all")
     assert spec.profile("full").seeds == 15 and spec.params["epochs"] == 200
-    ref = study.released_curves(spec.params["dataset"], spec.params["fairness"])
+    ref = report.released_curves(spec.params["dataset"], spec.params["fairness"])
     for r in spec.references:
         eps = r.setting["epsilon"]
         rows = ref[(ref.method == r.method) & np.isclose(ref.epsilon, eps)]
@@ -52,18 +53,18 @@ def test_experiment_files_load_and_match_the_csv(fig: int) -> None:
 def test_lower_envelope() -> None:
     e = np.array([0.10, 0.20, 0.30])
     v = np.array([0.20, 0.10, 0.00])
-    assert math.isnan(study.lower_envelope(e, v, 0.05))
-    assert study.lower_envelope(e, v, 0.10) == pytest.approx(0.20)
-    assert study.lower_envelope(e, v, 0.15) == pytest.approx(0.15)
-    assert study.lower_envelope(e, v, 0.50) == pytest.approx(0.0)
+    assert math.isnan(report.lower_envelope(e, v, 0.05))
+    assert report.lower_envelope(e, v, 0.10) == pytest.approx(0.20)
+    assert report.lower_envelope(e, v, 0.15) == pytest.approx(0.15)
+    assert report.lower_envelope(e, v, 0.50) == pytest.approx(0.0)
     # a curve that bends back: the best point to the left counts
-    assert study.lower_envelope(np.array([0.1, 0.3, 0.2]), np.array([0.3, 0.0, 0.2]), 0.25) == pytest.approx(0.075)
+    assert report.lower_envelope(np.array([0.1, 0.3, 0.2]), np.array([0.3, 0.0, 0.2]), 0.25) == pytest.approx(0.075)
 
 
 def test_curve_distance() -> None:
     ours = np.array([[0.0, 0.0], [1.0, 0.0]])
-    assert study.curve_distance(ours, np.array([[0.5, 0.3], [2.0, 0.0]])) == pytest.approx((0.3 + 1.0) / 2)
-    assert study.curve_distance(np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]])) == pytest.approx(5.0)
+    assert report.curve_distance(ours, np.array([[0.5, 0.3], [2.0, 0.0]])) == pytest.approx((0.3 + 1.0) / 2)
+    assert report.curve_distance(np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]])) == pytest.approx(5.0)
 
 
 def _trials(fermi, tran, pf, eps=1.0, nonpriv=0.15):
@@ -81,21 +82,21 @@ def _trials(fermi, tran, pf, eps=1.0, nonpriv=0.15):
 def test_claim_verdicts() -> None:
     fermi = {0.0: (0.16, 0.20), 0.5: (0.17, 0.10), 1.0: (0.19, 0.01)}
     t = _trials(fermi, {0.0: (0.16, 0.20), 1.0: (0.20, 0.05), 5.0: (0.25, 0.02)}, (0.18, 0.06))
-    v = {(r["claim"], r["against"]): r for r in study.claim_verdicts(t, "dp")}
+    v = {(r["claim"], r["against"]): r for r in report.claim_verdicts(t, "dp")}
     assert v[("1", "tran-2021a")]["holds"] and v[("1", "tran-2021a")]["comparable"] == 3
     assert v[("1", "pf-ld")]["holds"]
     assert v[("3", "λ grid")]["holds"]
     assert v[("4", "non-private λ=0")]["holds"] and v[("4", "non-private λ=0")]["beaten"] == pytest.approx(0.01)
     worse = _trials({0.0: (0.16, 0.20), 1.0: (0.30, 0.15)}, {0.0: (0.16, 0.20)}, (0.18, 0.02), nonpriv=0.10)
-    w = {(r["claim"], r["against"]): r for r in study.claim_verdicts(worse, "dp")}
+    w = {(r["claim"], r["against"]): r for r in report.claim_verdicts(worse, "dp")}
     assert not w[("1", "pf-ld")]["holds"]
     assert w[("3", "λ grid")]["holds"]
     assert not w[("4", "non-private λ=0")]["holds"]
     left = _trials({0.0: (0.20, 0.2), 1.0: (0.25, 0.1)}, {0.0: (0.16, 0.3)}, (0.18, 0.02))
-    lv = {(r["claim"], r["against"]): r for r in study.claim_verdicts(left, "dp")}
+    lv = {(r["claim"], r["against"]): r for r in report.claim_verdicts(left, "dp")}
     assert lv[("1", "pf-ld")]["holds"] is None and lv[("1", "pf-ld")]["comparable"] == 0
     non_mono = _trials({0.0: (0.16, 0.10), 1.0: (0.15, 0.20)}, {}, (0.18, 0.02))
-    nm = {(r["claim"], r["against"]): r for r in study.claim_verdicts(non_mono, "dp")}
+    nm = {(r["claim"], r["against"]): r for r in report.claim_verdicts(non_mono, "dp")}
     assert not nm[("3", "λ grid")]["holds"]
 
 
@@ -161,9 +162,9 @@ def test_gain_over_pf_ld_on_the_released_eo_values_matches_the_spec() -> None:
     # 70.9 % in the median over the 6 released EO cells; our envelope reading must agree to rounding.
     gains = []
     for ds in ("adult", "credit-card"):
-        ref = study.released_curves(ds, "eo")
+        ref = report.released_curves(ds, "eo")
         ref = ref[np.isfinite(ref.epsilon)]
-        gains += [v["gain"] for v in study.claim_verdicts(ref.assign(knob=ref["knob"].astype(float)), "eo")
+        gains += [v["gain"] for v in report.claim_verdicts(ref.assign(knob=ref["knob"].astype(float)), "eo")
                   if v["against"] == "pf-ld"]
     assert len(gains) == 6
     assert np.mean(gains) == pytest.approx(0.628, abs=0.01)
@@ -173,9 +174,9 @@ def test_gain_over_pf_ld_on_the_released_eo_values_matches_the_spec() -> None:
 def test_strict_block_epsilon_is_below_the_joint_one() -> None:
     # `strict`: each block alone has multiplier √2·z, so its ε is below the joint ε; `strict-all` clips the joint
     # gradient, so a block's ε is the joint ε.
-    from repro.learners.dpfermi_figures_report import _strict_block_epsilon
     from repro.privacy.accounting import dp_sgd_event
     from repro.privacy.accounting import epsilon as accountant_epsilon
+    from repro.studies.dpfermi.tradeoff_figures_report import _strict_block_epsilon
 
     row = pd.Series({"noise_multiplier": 3.0, "sampling_probability": 0.05, "steps": 400, "delta": 1e-6})
     joint = accountant_epsilon(dp_sgd_event(3.0, 0.05, 400), 1e-6)

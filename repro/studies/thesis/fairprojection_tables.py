@@ -37,6 +37,7 @@ Spec: ../shared/specs/seed-003-thesis.md §6.4, §8, §10 L8; thesis §5.7.4.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from typing import Any
@@ -44,22 +45,17 @@ from typing import Any
 import numpy as np
 
 from repro.datasets.adult_race import load_adult_race
-from repro.datasets.compas import TabularData, load_compas
+from repro.datasets.compas import load_compas
+from repro.datasets.tabular import TabularDataset
 from repro.errors import InvalidParameterError
 from repro.fairness import fair_projection as fp
 from repro.fairness.metrics import accuracy, meo_gap, sp_gap
-from repro.fairness.thesis_part2_tables_report import (  # figures/report: saved results only
-    plot,
-    report_markdown,
-)
 from repro.privacy.ldp_mechanisms import optimal_binary_matrix, perturb
 from repro.trial import TrialContext, TrialOutput, stable_words
 
-__all__ = ["VERSION", "CODE_DEPENDENCIES", "DATASETS", "match_on_curve", "run_trial", "plot", "report_markdown"]
+__all__ = ["VERSION", "DATASETS", "match_on_curve", "run_trial"]
 
 VERSION = "1"
-CODE_DEPENDENCIES = ("repro.fairness.fair_projection", "repro.datasets.compas", "repro.datasets.adult_race",
-                     "repro.privacy.ldp_mechanisms", "repro.fairness.metrics")
 
 DATASETS = {"compas": load_compas, "adult": load_adult_race}
 DEFAULT_TOLERANCES = (0.0, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0)
@@ -84,14 +80,13 @@ def _derived_rng(base_seed: int, *labels: Any) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence([base_seed, *words])))
 
 
-def _data(dataset: str, subsample: int, base_seed: int) -> TabularData:
+def _data(dataset: str, subsample: int, base_seed: int) -> TabularDataset:
     if dataset not in DATASETS:
         raise InvalidParameterError(f"`dataset` must be one of {sorted(DATASETS)}; got {dataset!r}")
     data = DATASETS[dataset]()
     if subsample and subsample < data.n:
         idx = np.sort(_derived_rng(base_seed, dataset, "subsample", subsample).permutation(data.n)[:subsample])
-        return TabularData(X=data.X[idx], y=data.y[idx], s=data.s[idx], feature_names=data.feature_names,
-                           s_column=data.s_column)
+        return dataclasses.replace(data, X=data.X[idx], y=data.y[idx], s=data.s[idx])
     return data
 
 

@@ -1,4 +1,4 @@
-"""Thesis Tables 5.1–5.4 study (repro.fairness.thesis_part2_tables_study): matching, metrics, one trial.
+"""Thesis Tables 5.1–5.4 study (repro.studies.thesis.fairprojection_tables): matching, metrics, one trial.
 
 Spec: seed-003-thesis.md §6.4, §8, §10 L8.
 """
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from repro.fairness.metrics import meo_gap, sp_gap
-from repro.fairness.thesis_part2_tables_study import match_on_curve, run_trial
+from repro.studies.thesis.fairprojection_tables import match_on_curve, run_trial
 from repro.trial import TrialContext
 
 
