@@ -8,11 +8,9 @@ arrive; failures are reported and never cached; a killed run resumes from the ca
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import logging
 import math
-import os
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
@@ -23,8 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from repro.backends import BACKENDS, run_tasks, single_threaded
 from repro.cache import TrialCache, code_version, trial_key
-from repro.errors import InvalidParameterError, MissingExtraError, ReproError, TrialFailedError
+from repro.errors import InvalidParameterError, ReproError, TrialFailedError
 from repro.spec import ExperimentSpec, Reference, format_setting, validate_param
 from repro.trial import TrialContext, TrialOutput
 
@@ -33,7 +32,6 @@ __all__ = ["BACKENDS", "RunConfig", "RunOutcome", "TrialTask", "plan_trials", "r
 
 log = logging.getLogger(__name__)
 
-BACKENDS = ("loky", "dask", "ray")
 SUMMARY_COLUMNS = ["result_id", "method", "setting", "metric", "n", "mean", "std", "paper", "diff",
                    "tolerance", "within"]
 ProgressFn = Callable[[int, int], None]
@@ -136,7 +134,8 @@ def _execute(task: TrialTask) -> tuple[int, bool, Any, float]:
     start = time.perf_counter()
     try:
         module = importlib.import_module(task.module)
-        out = TrialOutput.coerce(module.run_trial(dict(task.params), task.context))
+        with single_threaded():  # same BLAS summation order in every process and backend
+            out = TrialOutput.coerce(module.run_trial(dict(task.params), task.context))
         return task.index, True, out, time.perf_counter() - start
     except ReproError as exc:
         return task.index, False, (traceback.format_exc(), exc), time.perf_counter() - start
@@ -144,54 +143,14 @@ def _execute(task: TrialTask) -> tuple[int, bool, Any, float]:
         return task.index, False, (traceback.format_exc(), None), time.perf_counter() - start
 
 
-@contextlib.contextmanager
-def _backend(name: str, jobs: int) -> Iterator[None]:
-    """joblib backend context: loky (default), or dask/ray when their extra is installed."""
-    import joblib
-
-    if name == "loky":
-        yield
-        return
-    if name == "dask":
-        try:
-            import distributed
-        except ImportError as exc:
-            raise MissingExtraError(
-                "--backend dask needs the dask extra; install it with: pip install -e '.[dask]'"
-            ) from exc
-        address = os.environ.get("REPRO_DASK_SCHEDULER")
-        client = distributed.Client(address) if address else distributed.Client(
-            n_workers=max(jobs, 1), threads_per_worker=1, processes=True)
-        try:
-            with joblib.parallel_config(backend="dask"):
-                yield
-        finally:
-            client.close()
-        return
-    try:
-        import ray
-        from ray.util.joblib import register_ray
-    except ImportError as exc:
-        raise MissingExtraError(
-            "--backend ray needs the ray extra; install it with: pip install -e '.[ray]'"
-        ) from exc
-    register_ray()
-    ray.init(address=os.environ.get("REPRO_RAY_ADDRESS"), ignore_reinit_error=True)
-    with joblib.parallel_config(backend="ray"):
-        yield
-
-
 def _run_pending(pending: list[TrialTask], config: RunConfig) -> Iterator[tuple[int, bool, Any, float]]:
-    if config.jobs == 1 and config.backend == "loky":
-        for task in pending:
-            yield _execute(task)
-        return
-    from joblib import Parallel, delayed
+    return run_tasks(_execute, pending, backend=config.backend, jobs=config.jobs)
 
-    with _backend(config.backend, config.jobs):
-        n_jobs = config.jobs if config.backend == "loky" else (config.jobs if config.jobs > 1 else -1)
-        parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-        yield from parallel(delayed(_execute)(t) for t in pending)
+
+def _valid_entry(value: Any) -> bool:
+    """Structure of a trial-cache entry: ``{"output": TrialOutput, "seconds": float}``."""
+    return (isinstance(value, dict) and isinstance(value.get("output"), TrialOutput)
+            and isinstance(value.get("seconds"), (int, float)))
 
 
 def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
@@ -206,7 +165,7 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
     start = time.perf_counter()
     tasks = plan_trials(spec, config)
     variant = spec.check_variant(config.variant)
-    cache = TrialCache(config.cache_root, spec.id)
+    cache = TrialCache(config.cache_root, spec.id, validate=_valid_entry)
     results: dict[int, tuple[TrialOutput, float, bool]] = {}
     pending = []
     for task in tasks:

@@ -1,0 +1,139 @@
+"""Execution backends of the runner: in-process, loky (local processes), Dask and Ray.
+
+Every backend calls the same function on each task and yields its results in completion order;
+the runner re-orders them by task index, so the backend never changes a number. Native thread
+pools (BLAS, OpenMP) are pinned to one thread inside every trial by :func:`single_threaded`, in
+the driver process as well as in every worker, because a BLAS reduction with a different thread
+count sums in a different order and changes the last bits of a result (issue #15, item 3).
+
+Dask and Ray are driven through their own APIs (``client.submit`` + ``as_completed``,
+``ray.remote`` + ``ray.wait``) rather than through joblib, whose Ray backend cannot return
+results as they complete. ``REPRO_DASK_SCHEDULER`` / ``REPRO_RAY_ADDRESS`` name an existing
+cluster; otherwise a local one with ``jobs`` single-threaded worker processes is started for the
+run and shut down at its end (also after Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+from repro.errors import MissingExtraError
+
+__all__ = ["BACKENDS", "run_tasks", "single_threaded", "worker_count"]
+
+BACKENDS = ("loky", "dask", "ray")
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@contextlib.contextmanager
+def single_threaded() -> Iterator[None]:
+    """Limit every native thread pool (BLAS, OpenMP) to one thread for the duration of a trial."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        yield
+
+
+def worker_count(jobs: int) -> int:
+    """Number of workers for ``--jobs``: ``-1`` means every core."""
+    return (os.cpu_count() or 1) if jobs == -1 else max(jobs, 1)
+
+
+def run_tasks(fn: Callable[[T], R], tasks: Sequence[T], *, backend: str, jobs: int) -> Iterator[R]:
+    """Yield ``fn(task)`` for every task, in completion order, on ``backend`` with ``jobs`` workers.
+
+    ``fn`` must never raise (the runner's ``_execute`` returns failures as values) and must pin
+    its own thread pools (it runs in workers the driver cannot configure).
+    """
+    if not tasks:
+        return
+    if backend == "loky":
+        if jobs == 1:
+            for task in tasks:
+                yield fn(task)
+            return
+        yield from _loky(fn, tasks, jobs)
+    elif backend == "dask":
+        yield from _dask(fn, tasks, jobs)
+    elif backend == "ray":
+        yield from _ray(fn, tasks, jobs)
+    else:  # RunConfig validates the name; this is a programming error
+        raise ValueError(f"unknown backend {backend!r}")
+
+
+def _loky(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
+    from joblib import Parallel, delayed
+
+    parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
+    results = parallel(delayed(fn)(t) for t in tasks)
+    try:
+        yield from results
+    except BaseException:
+        results.close()  # joblib aborts the remaining tasks
+        from joblib.externals.loky import get_reusable_executor
+
+        # Ctrl-C: stop the worker processes now, so none is left to die noisily at exit.
+        get_reusable_executor().shutdown(wait=True, kill_workers=True)
+        raise
+
+
+def _dask(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
+    try:
+        import distributed
+    except ImportError as exc:
+        raise MissingExtraError(
+            "--backend dask needs the dask extra; install it with: pip install -e '.[dask]'"
+        ) from exc
+    address = os.environ.get("REPRO_DASK_SCHEDULER")
+    if address:
+        client = distributed.Client(address)
+        cluster = None
+    else:
+        cluster = distributed.LocalCluster(n_workers=worker_count(jobs), threads_per_worker=1, processes=True,
+                                           dashboard_address=None)
+        client = distributed.Client(cluster)
+    futures: list[Any] = []
+    try:
+        futures = [client.submit(fn, t, pure=False) for t in tasks]
+        for future in distributed.as_completed(futures):
+            yield future.result()
+    finally:
+        with contextlib.suppress(Exception):
+            client.cancel(futures)
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _ray(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
+    try:
+        import ray
+    except ImportError as exc:
+        raise MissingExtraError(
+            "--backend ray needs the ray extra; install it with: pip install -e '.[ray]'"
+        ) from exc
+    address = os.environ.get("REPRO_RAY_ADDRESS")
+    started = False
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=worker_count(jobs), include_dashboard=False, log_to_driver=False,
+                     configure_logging=False)
+        started = True
+    remote = ray.remote(num_cpus=1, max_retries=0)(fn)
+    pending = [remote.remote(t) for t in tasks]
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(done[0])
+    finally:
+        for ref in pending:
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
+        if started:
+            ray.shutdown()
