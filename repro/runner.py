@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 SUMMARY_COLUMNS = ["result_id", "method", "setting", "metric", "n", "mean", "std", "paper", "diff",
                    "tolerance", "within"]
 ProgressFn = Callable[[int, int], None]
+#: unit of a timing metric (wall or CPU seconds): kept in trials.csv, left out of summary.csv
+TIMING_UNIT = "s"
 
 
 @dataclass(frozen=True)
@@ -263,6 +265,9 @@ def _find_reference(spec: ExperimentSpec, method: str, metric: str, params: Mapp
 def summarize(spec: ExperimentSpec, trials: pd.DataFrame) -> pd.DataFrame:
     """One row per (method, setting, metric): n, mean, std (ddof=1; 0 when n=1) and the paper's value.
 
+    Timing metrics (unit ``"s"``) are left out: they differ from run to run, and the summary must
+    be byte-identical for any ``--jobs`` and backend; they stay in ``trials.csv``.
+
     ``diff`` = mean − paper; ``within`` is |diff| ≤ tolerance (the reference's own tolerance, else
     the metric's). ``paper``, ``diff``, ``tolerance`` and ``within`` are empty where the paper gives
     no number. Extra column ``paper_source`` holds the reference's provenance.
@@ -275,7 +280,7 @@ def summarize(spec: ExperimentSpec, trials: pd.DataFrame) -> pd.DataFrame:
     for (method, setting), group in trials.groupby(["method", "setting"], sort=False):
         params = {c: group[c].iloc[0] for c in setting_cols if c in group and pd.notna(group[c].iloc[0])}
         for metric in spec.metric_names:
-            if metric not in group:
+            if metric not in group or spec.metric(metric).unit == TIMING_UNIT:
                 continue
             values = group[metric].to_numpy(dtype=float)
             values = values[~np.isnan(values)]
