@@ -162,3 +162,20 @@ def test_run_json_records_the_hash_of_the_bytes_read(toy_env: Path, tmp_path: Pa
     assert cached.read_bytes() == content
     recorded = json.loads((toy_env / "toy" / "smoke" / "run.json").read_text())["datasets_sha256"]
     assert recorded == {registered.name: registered.sha256}
+
+
+def test_one_malformed_experiment_file_does_not_block_the_others(toy_env: Path) -> None:
+    experiments = toy_env.parent / "experiments"
+    (experiments / "broken.toml").write_text('id = "broken"\nkind = \n')
+    listed = CliRunner().invoke(main, ["list"])
+    assert listed.exit_code == 0 and "toy" in listed.output
+    assert "SKIPPED broken.toml" in listed.output and "not valid TOML" in listed.output
+    assert run("toy", "--quiet").exit_code == 0
+    one_clean_line(run("broken"), "broken.toml: not valid TOML")
+
+
+def test_data_list_names_a_missing_mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REPRO_DATA_MIRROR", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path / "cache"))
+    result = CliRunner().invoke(main, ["data", "list"])
+    assert result.exit_code == 0 and "MISSING: no such folder" in result.output
