@@ -13,6 +13,7 @@ import logging
 import math
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,8 @@ from repro.cache import TrialCache, code_version, trial_key
 from repro.errors import InvalidParameterError, ReproError, TrialFailedError
 from repro.spec import ExperimentSpec, Reference, format_setting, validate_param
 from repro.trial import TrialContext, TrialOutput
+from repro.warnings_capture import capture as capture_warnings
+from repro.warnings_capture import summary_lines
 
 __all__ = ["BACKENDS", "RunConfig", "RunOutcome", "TrialTask", "plan_trials", "run_experiment",
            "summarize", "SUMMARY_COLUMNS"]
@@ -95,6 +98,7 @@ class RunOutcome:
     wall_seconds: float
     n_trials: int
     n_cached: int
+    warnings: dict[str, int] = field(default_factory=dict)
 
 
 def plan_trials(spec: ExperimentSpec, config: RunConfig) -> list[TrialTask]:
@@ -127,25 +131,30 @@ def plan_trials(spec: ExperimentSpec, config: RunConfig) -> list[TrialTask]:
     return tasks
 
 
-def _execute(task: TrialTask) -> tuple[int, bool, Any, float]:
+def _execute(task: TrialTask) -> tuple[int, bool, Any, float, dict[str, int]]:
     """Run one trial; never raises (failures are returned so other trials go on).
 
-    A failure is returned as ``(traceback text, user error or None)``: a :class:`ReproError` raised
-    inside a trial (missing data, a bad parameter) is a user error, shown without a traceback.
+    Returns ``(index, ok, value, seconds, warnings)``. A failure's value is ``(traceback text,
+    user error or None)``: a :class:`ReproError` raised inside a trial (missing data, a bad
+    parameter) is a user error, shown without a traceback. ``warnings`` counts the warnings the
+    trial raised, by kind (see :mod:`repro.warnings_capture`).
     """
     start = time.perf_counter()
-    try:
-        module = importlib.import_module(task.module)
-        with single_threaded():  # same BLAS summation order in every process and backend
-            out = TrialOutput.coerce(module.run_trial(dict(task.params), task.context))
-        return task.index, True, out, time.perf_counter() - start
-    except ReproError as exc:
-        return task.index, False, (traceback.format_exc(), exc), time.perf_counter() - start
-    except Exception:  # noqa: BLE001 - reported to the user with its traceback
-        return task.index, False, (traceback.format_exc(), None), time.perf_counter() - start
+    with capture_warnings() as caught:
+        try:
+            module = importlib.import_module(task.module)
+            with single_threaded():  # same BLAS summation order in every process and backend
+                out = TrialOutput.coerce(module.run_trial(dict(task.params), task.context))
+            ok, value = True, out
+        except ReproError as exc:
+            ok, value = False, (traceback.format_exc(), exc)
+        except Exception:  # noqa: BLE001 - reported to the user with its traceback
+            ok, value = False, (traceback.format_exc(), None)
+    return task.index, ok, value, time.perf_counter() - start, dict(caught)
 
 
-def _run_pending(pending: list[TrialTask], config: RunConfig) -> Iterator[tuple[int, bool, Any, float]]:
+def _run_pending(pending: list[TrialTask], config: RunConfig
+                 ) -> Iterator[tuple[int, bool, Any, float, dict[str, int]]]:
     return run_tasks(_execute, pending, backend=config.backend, jobs=config.jobs)
 
 
@@ -182,8 +191,15 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
         progress(n_cached, total)
     failures: list[tuple[TrialTask, str]] = []
     by_index = {t.index: t for t in pending}
-    for index, ok, value, seconds in _run_pending(pending, config):
+    warning_counts: Counter[str] = Counter()
+    warning_trials: Counter[str] = Counter()
+    warning_where: dict[str, str] = {}
+    for index, ok, value, seconds, caught in _run_pending(pending, config):
         task = by_index[index]
+        warning_counts.update(caught)
+        warning_trials.update(caught.keys())
+        for kind in caught:
+            warning_where.setdefault(kind, f"method {task.context.method!r}, setting {task.context.setting!r}")
         if ok:
             results[index] = (value, seconds, False)
             if config.use_cache:
@@ -193,6 +209,8 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
             log.debug("trial %s rep %d failed:\n%s", task.context.setting, task.context.repetition, value[0])
         if progress:
             progress(len(results) + len(failures), total)
+    for line in summary_lines(warning_counts, warning_trials, spec.id, warning_where):
+        log.warning(line)
     if failures:
         user_errors = [err for _, (_, err) in failures if err is not None]
         if len(user_errors) == len(failures):
@@ -212,7 +230,7 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
     summary = summarize(spec, trials)
     n_seeds = config.seeds or spec.profile(config.profile).seeds
     return RunOutcome(spec, config, variant, n_seeds, trials, tables, summary,
-                      time.perf_counter() - start, total, n_cached)
+                      time.perf_counter() - start, total, n_cached, dict(warning_counts))
 
 
 def _collect(spec: ExperimentSpec, tasks: list[TrialTask],
