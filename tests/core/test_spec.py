@@ -213,3 +213,12 @@ def test_unknown_id_counts_experiments_not_aliases() -> None:
 def test_list_parameter_override_sets_the_list() -> None:
     spec = load_all(EXPERIMENTS, strict=True)["thesis-table-5.1"]
     assert spec.fixed_params("smoke", {"epsilons": [0.2, 1]})["epsilons"] == [0.2, 1]
+
+
+def test_every_declared_value_is_an_accepted_override() -> None:
+    # the inferred domains must never reject what an experiment file itself declares
+    for spec in load_all(EXPERIMENTS, strict=True).values():
+        for profile in ("smoke", "full"):
+            for key in spec.settable_keys(profile):
+                for value in spec.declared_values(key):
+                    spec.validate_overrides({key: [value]})
