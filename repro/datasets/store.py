@@ -252,6 +252,8 @@ def fetch(source: str | RawSource, *, progress: ProgressCallback | None = None) 
         )
         _drop(dest)
 
+    check_data_dir()  # about to write into the cache: a clean error if it cannot hold files
+
     # (b) mirror
     mirror = mirror_path(src)
     if mirror is not None and mirror.is_file():

@@ -347,3 +347,13 @@ def test_fetch_from_real_mirror(data_mirror, monkeypatch, name) -> None:
     assert store.sha256_file(path) == SOURCES[name].sha256
     assert path.stat().st_size == SOURCES[name].size
 
+
+
+def test_fetch_into_a_data_dir_that_is_a_file_is_a_clean_error(tmp_path, monkeypatch, make_raw_source) -> None:
+    src = make_raw_source(CONTENT, url=None)
+    _mirror(tmp_path, monkeypatch, {"tmp.csv": CONTENT})
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    monkeypatch.setenv("REPRO_DATA_DIR", str(afile))
+    with pytest.raises(InvalidParameterError, match="must name a folder"):
+        store.fetch(src)
