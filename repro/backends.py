@@ -6,7 +6,8 @@ pools (BLAS, OpenMP) are pinned to one thread inside every trial by :func:`singl
 the driver process as well as in every worker, because a BLAS reduction with a different thread
 count sums in a different order and changes the last bits of a result (issue #15, item 3).
 
-Dask and Ray are driven through their own APIs (``client.submit`` + ``as_completed``,
+loky runs on joblib's reusable executor (its workers ignore SIGINT: on Ctrl-C the driver stops
+them). Dask and Ray are driven through their own APIs (``client.submit`` + ``as_completed``,
 ``ray.remote`` + ``ray.wait``) rather than through joblib, whose Ray backend cannot return
 results as they complete. ``REPRO_DASK_SCHEDULER`` / ``REPRO_RAY_ADDRESS`` name an existing
 cluster; otherwise a local one with ``jobs`` single-threaded worker processes is started for the
@@ -16,7 +17,10 @@ run and shut down at its end (also after Ctrl-C).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -65,20 +69,49 @@ def run_tasks(fn: Callable[[T], R], tasks: Sequence[T], *, backend: str, jobs: i
         raise ValueError(f"unknown backend {backend!r}")
 
 
+def _ignore_sigint() -> None:
+    """Worker initializer: Ctrl-C is the driver's to handle (it stops the workers cleanly)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _loky(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
-    from joblib import Parallel, delayed
+    from concurrent.futures import FIRST_COMPLETED, wait
 
-    parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
-    results = parallel(delayed(fn)(t) for t in tasks)
+    from joblib.externals.loky import get_reusable_executor
+
+    workers = worker_count(jobs)
+    executor = get_reusable_executor(max_workers=workers, initializer=_ignore_sigint)
+    queue = iter(tasks)
+    # At most two tasks per worker in flight: little to abort on Ctrl-C, little memory for huge plans.
+    pending = {executor.submit(fn, t) for t in itertools.islice(queue, 2 * workers)}
     try:
-        yield from results
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            pending |= {executor.submit(fn, t) for t in itertools.islice(queue, len(done))}
+            for future in done:
+                yield future.result()
     except BaseException:
-        results.close()  # joblib aborts the remaining tasks
-        from joblib.externals.loky import get_reusable_executor
-
-        # Ctrl-C: stop the worker processes now, so none is left to die noisily at exit.
-        get_reusable_executor().shutdown(wait=True, kill_workers=True)
+        # Ctrl-C (or an error): stop the worker processes now, so none is left to die noisily at exit.
+        # loky's manager thread can trip over its own bookkeeping while it is killed; that is noise.
+        with _quiet_thread_errors("ExecutorManagerThread"):
+            executor.shutdown(wait=True, kill_workers=True)
         raise
+
+
+@contextlib.contextmanager
+def _quiet_thread_errors(thread_name: str) -> Iterator[None]:
+    """Silence uncaught exceptions of the thread named ``thread_name`` (others are reported as usual)."""
+    previous = threading.excepthook
+
+    def hook(args: threading.ExceptHookArgs) -> None:
+        if args.thread is None or args.thread.name != thread_name:
+            previous(args)
+
+    threading.excepthook = hook
+    try:
+        yield
+    finally:
+        threading.excepthook = previous
 
 
 def _dask(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:

@@ -3,7 +3,8 @@
 Params: ``x`` (number), optional ``fail_reps`` (repetitions that raise), ``require_data`` (a
 registered data source the trial fetches), ``marker_dir`` (a folder
 where each executed trial drops a file, to count executions across processes), ``warn`` (how many
-``absl`` warnings each trial logs, like dp_accounting's accountant); with ``threads = true`` a
+``absl`` warnings each trial logs, like dp_accounting's accountant), ``sleep`` (seconds each
+trial sleeps), ``interrupt_reps`` (repetitions that raise KeyboardInterrupt, as Ctrl-C would); with ``threads = true`` a
 table ``threads`` records the largest native thread-pool size the trial runs under.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,10 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     if params.get("marker_dir"):
         marker = Path(params["marker_dir"]) / f"{ctx.setting}-{ctx.repetition}-{os.getpid()}-{id(ctx)}"
         marker.touch()
+    if ctx.repetition in params.get("interrupt_reps", []):
+        raise KeyboardInterrupt
+    if params.get("sleep"):
+        time.sleep(float(params["sleep"]))
     for i in range(int(params.get("warn", 0))):
         logging.getLogger("absl").warning("toy accountant failed to converge at alpha=%s", 1.5 + i / 10)
     rng = ctx.rng
