@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import os
 import signal
 import threading
@@ -122,24 +123,56 @@ def _dask(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
             "--backend dask needs the dask extra; install it with: pip install -e '.[dask]'"
         ) from exc
     address = os.environ.get("REPRO_DASK_SCHEDULER")
-    if address:
-        client = distributed.Client(address)
-        cluster = None
-    else:
-        cluster = distributed.LocalCluster(n_workers=worker_count(jobs), threads_per_worker=1, processes=True,
-                                           dashboard_address=None)
-        client = distributed.Client(cluster)
-    futures: list[Any] = []
+    with _quiet_logger("distributed"):
+        if address:
+            client = distributed.Client(address)
+            cluster = None
+        else:
+            with _sigint_ignored():  # the processes started now inherit it: Ctrl-C is the driver's
+                cluster = distributed.LocalCluster(n_workers=worker_count(jobs), threads_per_worker=1,
+                                                   processes=True, dashboard_address=":0")
+            client = distributed.Client(cluster)
+        futures: list[Any] = []
+        try:
+            futures = [client.submit(fn, t, pure=False) for t in tasks]
+            for future in distributed.as_completed(futures):
+                yield future.result()
+        finally:
+            if cluster is not None:  # our own cluster: stopping it stops whatever still runs
+                client.close()
+                cluster.close()
+            else:  # a shared cluster: withdraw what is left of this run
+                unfinished = [f for f in futures if not f.done()]
+                if unfinished:
+                    with contextlib.suppress(Exception):
+                        client.cancel(unfinished)
+                client.close()
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Ignore SIGINT while worker processes are started (they inherit it), then restore it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        futures = [client.submit(fn, t, pure=False) for t in tasks]
-        for future in distributed.as_completed(futures):
-            yield future.result()
+        yield
     finally:
-        with contextlib.suppress(Exception):
-            client.cancel(futures)
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def _quiet_logger(name: str) -> Iterator[None]:
+    """Raise ``name``'s log level to WARNING unless the user asked for INFO output (``-v``)."""
+    logger = logging.getLogger(name)
+    previous = logger.level
+    if logging.getLogger().getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)
 
 
 def _ray(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
@@ -155,8 +188,9 @@ def _ray(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
         if address:
             ray.init(address=address, log_to_driver=False)
         else:
-            ray.init(num_cpus=worker_count(jobs), include_dashboard=False, log_to_driver=False,
-                     configure_logging=False)
+            with _sigint_ignored():  # the processes started now inherit it: Ctrl-C is the driver's
+                ray.init(num_cpus=worker_count(jobs), include_dashboard=False, log_to_driver=False,
+                         configure_logging=False)
         started = True
     remote = ray.remote(num_cpus=1, max_retries=0)(fn)
     pending = [remote.remote(t) for t in tasks]
@@ -165,8 +199,5 @@ def _ray(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
             done, pending = ray.wait(pending, num_returns=1)
             yield ray.get(done[0])
     finally:
-        for ref in pending:
-            with contextlib.suppress(Exception):
-                ray.cancel(ref, force=True)
-        if started:
+        if started:  # stops the workers, and with them any task still running
             ray.shutdown()
