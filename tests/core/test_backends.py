@@ -70,3 +70,15 @@ def test_ray_local_instance_matches_loky(tmp_path: Path, monkeypatch: pytest.Mon
     pytest.importorskip("ray", reason="the ray extra is not installed")
     monkeypatch.delenv("REPRO_RAY_ADDRESS", raising=False)
     _same_as_loky("ray", tmp_path)
+
+
+def test_loky_batches_many_small_trials_without_losing_or_repeating_any(tmp_path: Path) -> None:
+    """Tiny trials go to loky workers in growing batches; every trial arrives exactly once."""
+    from repro.backends import run_tasks
+
+    out = list(run_tasks(abs, list(range(-300, 0)), backend="loky", jobs=2))
+    assert sorted(out) == list(range(1, 301))
+    spec = load_experiment(FIXTURE)
+    one = run_experiment(spec, RunConfig(out=tmp_path / "a", seeds=40, jobs=1))
+    two = run_experiment(spec, RunConfig(out=tmp_path / "b", seeds=40, jobs=2))
+    pd.testing.assert_frame_equal(comparable(one.trials), comparable(two.trials))
