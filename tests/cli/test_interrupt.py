@@ -54,8 +54,10 @@ def test_sigint_with_two_workers_exits_130_and_resumes(toy_env: Path, backend: s
     env.pop("REPRO_DASK_SCHEDULER", None)
     env.pop("REPRO_RAY_ADDRESS", None)
     cmd = [sys.executable, "-m", "repro", "run", "toy-slow", "--jobs", "2", "--quiet", "--backend", backend]
+    # SIGINT back to its default in the child: a shell starts background jobs with it ignored
     proc = subprocess.Popen(cmd, cwd=toy_env.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while cached_entries(toy_env, "toy-slow") < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
