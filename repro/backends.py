@@ -24,6 +24,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -125,6 +126,10 @@ def _loky(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
     from joblib.externals.loky import get_reusable_executor
 
     workers = worker_count(jobs)
+    # loky retires a worker (memory growth, idle timeout) and says so with this warning; the run goes on
+    # (a lost task would raise BrokenProcessPool instead), so the message is noise to a user.
+    warnings.filterwarnings("ignore", message="A worker stopped while some jobs were given to the executor",
+                            category=UserWarning)
     executor = get_reusable_executor(max_workers=workers, initializer=_ignore_sigint)
     queue = iter(tasks)
     size = 1
