@@ -108,7 +108,9 @@ class TrialCache:
             return None
         head = len(_MAGIC) + _DIGEST
         payload = data[head:]
-        if data[: len(_MAGIC)] != _MAGIC or hashlib.sha256(payload).digest() != data[len(_MAGIC):head]:
+        if data[: len(_MAGIC)] != _MAGIC:
+            return self._corrupt(path, "no checksum header (older format or not an entry)")
+        if hashlib.sha256(payload).digest() != data[len(_MAGIC):head]:
             return self._corrupt(path, "checksum mismatch")
         try:
             value = pickle.loads(payload)
@@ -119,7 +121,7 @@ class TrialCache:
         return value
 
     def _corrupt(self, path: Path, why: str) -> None:
-        log.warning("trial cache entry %s is corrupt (%s); recomputing it", path.name, why)
+        log.debug("trial cache entry %s is corrupt (%s); recomputing it", path.name, why)
         self.n_corrupt += 1
         path.unlink(missing_ok=True)
         return None

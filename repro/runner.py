@@ -187,6 +187,9 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
             pending.append(task)
     n_cached = len(results)
     total = len(tasks)
+    if cache.n_corrupt:
+        log.warning("%d trial-cache entr%s of %r failed the checksum or structure check (or predate it) "
+                    "and will be recomputed", cache.n_corrupt, "y" if cache.n_corrupt == 1 else "ies", spec.id)
     if progress:
         progress(n_cached, total)
     failures: list[tuple[TrialTask, str]] = []

@@ -75,3 +75,20 @@ def test_valid_pickle_of_the_wrong_structure_is_recomputed(tmp_path: Path, paylo
     TrialCache(tmp_path / ".cache", "toy").put(key, payload)
     second = run_experiment(spec, config)
     assert second.n_cached == first.n_trials - 1
+
+
+def test_corrupt_entries_are_reported_in_one_line(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """An old cache with many entries must not print one warning per entry."""
+    import logging
+
+    spec = load_experiment(FIXTURE)
+    config = RunConfig(out=tmp_path)
+    run_experiment(spec, config)
+    for path in entries(tmp_path)[:5]:
+        path.write_bytes(b"garbage")
+    with caplog.at_level(logging.WARNING):
+        again = run_experiment(spec, config)
+    assert again.n_cached == again.n_trials - 5
+    lines = [r.getMessage() for r in caplog.records if "trial-cache" in r.getMessage()]
+    assert lines == ["5 trial-cache entries of 'toy' failed the checksum or structure check (or predate it) "
+                     "and will be recomputed"]
