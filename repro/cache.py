@@ -7,6 +7,10 @@ module and every repro module it imports). Progress bars, worker counts and back
 part of the key. Entries are written atomically (temporary
 file in the same folder, then :func:`os.replace`), so a killed run never leaves a half-written
 entry; failed trials are never written.
+
+Each entry is ``MAGIC + sha256(payload) + payload`` (``payload`` the pickle): a flipped bit, a
+truncated file, an entry in an older format or a valid pickle of the wrong structure is treated
+as corrupt, deleted and recomputed, never used (issue #15, item 6).
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ import ast
 import hashlib
 import importlib
 import importlib.util
+import logging
 import os
 import pickle
 import tempfile
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -27,6 +33,8 @@ from repro.trial import canonical_json
 
 __all__ = ["TrialCache", "atomic_write_bytes", "atomic_write_text", "code_version", "trial_code_modules",
            "trial_key"]
+
+log = logging.getLogger(__name__)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -156,11 +164,22 @@ def trial_key(*, experiment_id: str, params: dict[str, Any], repetition: int, ba
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 
-class TrialCache:
-    """Completed trials of one experiment, stored under ``root``."""
+_MAGIC = b"repro-trial-v2\n"
+_DIGEST = 32
 
-    def __init__(self, root: Path, experiment_id: str) -> None:
+
+class TrialCache:
+    """Completed trials of one experiment, stored under ``root``.
+
+    ``validate(value) -> bool`` (optional) checks the structure of an unpickled entry; an entry
+    that fails it is corrupt.
+    """
+
+    def __init__(self, root: Path, experiment_id: str,
+                 validate: Callable[[Any], bool] | None = None) -> None:
         self.directory = Path(root) / experiment_id
+        self._validate = validate
+        self.n_corrupt = 0
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.pkl"
@@ -169,16 +188,32 @@ class TrialCache:
         """The cached value for ``key``, or None (also when the entry is unreadable)."""
         path = self._path(key)
         try:
-            with open(path, "rb") as fh:
-                return pickle.load(fh)
+            data = path.read_bytes()
         except FileNotFoundError:
             return None
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError):
-            path.unlink(missing_ok=True)  # unreadable entry: recompute rather than fail
-            return None
+        head = len(_MAGIC) + _DIGEST
+        payload = data[head:]
+        if data[: len(_MAGIC)] != _MAGIC:
+            return self._corrupt(path, "no checksum header (older format or not an entry)")
+        if hashlib.sha256(payload).digest() != data[len(_MAGIC):head]:
+            return self._corrupt(path, "checksum mismatch")
+        try:
+            value = pickle.loads(payload)
+        except Exception as exc:  # noqa: BLE001 - any unpickling failure means "recompute"
+            return self._corrupt(path, f"unpicklable ({type(exc).__name__})")
+        if self._validate is not None and not self._validate(value):
+            return self._corrupt(path, "wrong structure")
+        return value
+
+    def _corrupt(self, path: Path, why: str) -> None:
+        log.debug("trial cache entry %s is corrupt (%s); recomputing it", path.name, why)
+        self.n_corrupt += 1
+        path.unlink(missing_ok=True)
+        return None
 
     def put(self, key: str, value: Any) -> None:
-        atomic_write_bytes(self._path(key), pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        atomic_write_bytes(self._path(key), _MAGIC + hashlib.sha256(payload).digest() + payload)
 
     def __len__(self) -> int:
         return sum(1 for _ in self.directory.glob("*/*.pkl")) if self.directory.exists() else 0

@@ -74,8 +74,12 @@ class TrialFailedError(ReproError):
     """One or more trials raised; the completed ones are cached, the failed ones are not."""
 
 
-def suggest(name: str, valid: Iterable[str], *, what: str) -> str:
-    """Message for an unknown ``name``: close matches if any, else the valid names."""
+def suggest(name: str, valid: Iterable[str], *, what: str, listed: int | None = None) -> str:
+    """Message for an unknown ``name``: close matches if any, else the valid names.
+
+    ``listed`` is how many entries the listing command shows (e.g. experiments without their
+    aliases), so the "see all N" hint matches what the user will count.
+    """
     valid = sorted(valid)
     close = difflib.get_close_matches(name, valid, n=3, cutoff=0.5)
     if close:
@@ -83,5 +87,5 @@ def suggest(name: str, valid: Iterable[str], *, what: str) -> str:
     elif len(valid) <= 12:
         hint = "valid: " + ", ".join(valid) if valid else f"no {what} is registered"
     else:
-        hint = f"run `repro list` to see all {len(valid)}"
+        hint = f"run `repro list` to see all {len(valid) if listed is None else listed}"
     return f"unknown {what} {name!r}; {hint}"

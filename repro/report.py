@@ -16,7 +16,11 @@ from repro.results import ResultBundle, report_hook
 from repro.spec import ExperimentSpec
 
 __all__ = ["comparison_rows", "find_bundles", "format_markdown", "format_text", "render_report",
-           "write_report", "verdict_counts"]
+           "smoke_verdicts_shown", "write_report", "verdict_counts"]
+
+#: kinds whose smoke profile computes the same exact quantities as full (on coarser grids), so
+#: their within/NO verdicts mean something at smoke too; every other kind hides them at smoke
+EXACT_KINDS = ("theorem-check", "calculator")
 
 _HEADER = ["method", "setting", "metric", "paper", "ours (mean ± std, n)", "diff", "tol", "within"]
 
@@ -38,8 +42,17 @@ def _within(v: Any) -> str:
     return "yes" if (v is True or str(v).lower() == "true") else "NO"
 
 
-def comparison_rows(summary: pd.DataFrame, *, only_paper: bool = False) -> list[list[str]]:
-    """Rows of the paper-vs-ours table (strings), one per summary row."""
+def smoke_verdicts_shown(spec: ExperimentSpec) -> bool:
+    """True if a smoke run's within/NO verdicts are meaningful (exact checks), else they are hidden."""
+    return spec.kind in EXACT_KINDS
+
+
+def comparison_rows(summary: pd.DataFrame, *, only_paper: bool = False, verdicts: bool = True) -> list[list[str]]:
+    """Rows of the paper-vs-ours table (strings), one per summary row.
+
+    ``verdicts=False`` leaves the ``within`` column as "n/a" (smoke runs of statistical results,
+    whose numbers are not comparable to the paper's).
+    """
     rows = []
     for r in summary.itertuples(index=False):
         has_paper = r.paper is not None and not (isinstance(r.paper, float) and math.isnan(r.paper))
@@ -48,7 +61,8 @@ def comparison_rows(summary: pd.DataFrame, *, only_paper: bool = False) -> list[
         ours = f"{_num(r.mean)} ± {_num(r.std)} (n={int(r.n)})"
         rows.append([str(r.method) if isinstance(r.method, str) else "", str(r.setting) if isinstance(r.setting, str) else "",
                      r.metric, _num(r.paper) if has_paper else "", ours,
-                     _num(r.diff) if has_paper else "", _num(r.tolerance) if has_paper else "", _within(r.within)])
+                     _num(r.diff) if has_paper else "", _num(r.tolerance) if has_paper else "",
+                     _within(r.within) if verdicts or not has_paper else "n/a"])
     return rows
 
 
@@ -88,28 +102,42 @@ def find_bundles(specs: Iterable[ExperimentSpec], out: Path) -> list[ResultBundl
     return bundles
 
 
+def _verdicts_shown(bundle: ResultBundle) -> bool:
+    return bundle.profile != "smoke" or smoke_verdicts_shown(bundle.spec)
+
+
+def _verdict_text(bundle: ResultBundle) -> str:
+    ok, judged = verdict_counts(bundle.summary)
+    if not judged:
+        return "no numeric paper values to compare (see the notes)"
+    if not _verdicts_shown(bundle):
+        return (f"not judged: smoke profile ({judged} paper values; smoke numbers are not comparable to the "
+                "paper's, run `--profile full`)")
+    return f"{ok} of {judged} paper comparisons within tolerance"
+
+
 def render_bundle(bundle: ResultBundle, relative_to: Path) -> str:
     spec, run = bundle.spec, bundle.run
-    ok, judged = verdict_counts(bundle.summary)
     lines = [f"## {spec.id} — {spec.title}", ""]
     lines += [f"- **Source:** {spec.document}, {spec.section} (spec: `{spec.spec}`)",
               f"- **Reproduces:** {spec.reproduces}",
               f"- **Run:** profile `{run.get('profile')}`, variant `{run.get('variant')}`, "
               f"{run.get('seeds')} seed(s), {run.get('n_trials')} trials ({run.get('n_cached')} from cache), "
               f"wall time {run.get('wall_seconds')} s, summed trial time {_num(run.get('trial_seconds_total'), 2)} s",
-              f"- **Verdict:** {ok} of {judged} paper comparisons within tolerance" if judged else
-              "- **Verdict:** no numeric paper values to compare (see the notes)",
+              f"- **Verdict:** {_verdict_text(bundle)}",
               f"- **Command:** `{run.get('command')}`",
               f"- **Code:** repro {run.get('versions', {}).get('repro')}, git `{run.get('git_commit')}`",
               "- **Software:** " + ", ".join(f"{k} {v}" for k, v in run.get("versions", {}).items()),
               ]
     if run.get("datasets_sha256"):
-        lines.append("- **Datasets (sha256):** " + ", ".join(
-            f"`{k}` {v[:12]}…" for k, v in run["datasets_sha256"].items()))
+        lines.append("- **Datasets (sha256 of the bytes read):** " + ", ".join(
+            f"`{k}` {v[:12]}…" if v else f"`{k}` not read" for k, v in run["datasets_sha256"].items()))
     else:
         lines.append("- **Datasets:** none")
+    if spec.expected:
+        lines.append(f"- **Expected:** {' '.join(spec.expected.split())}")
     lines.append("")
-    rows = comparison_rows(bundle.summary)
+    rows = comparison_rows(bundle.summary, verdicts=_verdicts_shown(bundle))
     if rows:
         lines += [format_markdown(rows), ""]
     sources = bundle.summary.dropna(subset=["paper_source"]) if "paper_source" in bundle.summary else None
@@ -138,8 +166,9 @@ def render_report(bundles: Sequence[ResultBundle], out: Path) -> str:
              "| result | profile | variant | within tolerance | wall time (s) |", "|---|---|---|---|---|"]
     for b in bundles:
         ok, judged = verdict_counts(b.summary)
+        cell = (f"{ok}/{judged}" if _verdicts_shown(b) else "not judged (smoke)") if judged else "n/a"
         lines.append(f"| [{b.spec.id}](#{_anchor(b.spec)}) | {b.profile} | {b.variant} | "
-                     f"{f'{ok}/{judged}' if judged else 'n/a'} | {b.run.get('wall_seconds')} |")
+                     f"{cell} | {b.run.get('wall_seconds')} |")
     lines.append("")
     for b in bundles:
         lines.append(render_bundle(b, out))

@@ -20,6 +20,7 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import os
 import platform
 import shutil
 import subprocess
@@ -36,11 +37,12 @@ import pandas as pd
 
 from repro import __version__
 from repro.cache import atomic_write_text
-from repro.errors import NoResultsError
+from repro.errors import InvalidParameterError, NoResultsError
 from repro.spec import ExperimentSpec
 from repro.trial import canonical_json
 
-__all__ = ["ResultBundle", "result_dir", "write_results", "software_versions", "git_commit"]
+__all__ = ["ResultBundle", "check_output_dir", "clean_stale_partials", "result_dir", "write_results",
+           "software_versions", "git_commit"]
 
 _VERSIONED = ("numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "matplotlib", "dp-accounting",
               "folktables", "joblib", "click")
@@ -59,6 +61,71 @@ def result_dir(out: Path, experiment_id: str, profile: str, variant: str, defaul
         digest = hashlib.sha256(canonical_json({k: list(v) for k, v in overrides.items()}).encode()).hexdigest()
         leaf += f"+set-{digest[:8]}"
     return Path(out) / experiment_id / leaf
+
+
+def check_output_dir(out: Path) -> Path:
+    """Create ``out`` (and its ``.cache``) and check a file can be written there, before any trial runs.
+
+    Raises
+    ------
+    InvalidParameterError
+        One line naming the folder, the cause and the fix (``--out`` under ``/proc`` or ``/sys``,
+        below a regular file, read-only, ...).
+    """
+    out = Path(out)
+    try:
+        for folder in (out, out / ".cache"):
+            if folder.exists() and not folder.is_dir():
+                raise NotADirectoryError(20, "it is a file, not a folder", str(folder))
+            folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as err:
+        where = err.filename or out
+        raise InvalidParameterError(
+            f"results folder {out} cannot be used ({where}: {err.strerror or type(err).__name__}); "
+            "pass a writable folder with --out DIR (or set REPRO_RESULTS_DIR)"
+        ) from err
+    return out
+
+
+_STALE_AFTER = 3600.0  # seconds; a .partial folder without a live owner older than this is stale
+
+
+def _owner_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale_partials(final: Path) -> list[Path]:
+    """Remove ``.partial`` folders of ``final`` left by killed runs; return what was removed.
+
+    A partial folder is named ``.<leaf>.<pid>.<random>.partial``; it is stale when that process is
+    gone (another run writing now keeps its own), or, for names without a pid, when it is older
+    than an hour.
+    """
+    removed = []
+    if not final.parent.is_dir():
+        return removed
+    for path in final.parent.glob(f".{final.name}.*.partial"):
+        middle = path.name[len(final.name) + 2: -len(".partial")]
+        pid_text = middle.split(".", 1)[0]
+        if pid_text.isdigit() and "." in middle:
+            stale = not _owner_alive(int(pid_text))
+        else:
+            try:
+                stale = time.time() - path.stat().st_mtime > _STALE_AFTER
+            except OSError:
+                continue
+        if stale:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
 
 
 def software_versions() -> dict[str, str]:
@@ -168,7 +235,8 @@ def write_results(outcome: Any, *, command: str, dataset_sha256: dict[str, str])
     final = result_dir(config.out, spec.id, config.profile, outcome.variant, spec.default_variant,
                        config.overrides)
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.", suffix=".partial"))
+    clean_stale_partials(final)
+    tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.{os.getpid()}.", suffix=".partial"))
     try:
         outcome.trials.to_csv(tmp / "trials.csv", index=False)
         outcome.summary.to_csv(tmp / "summary.csv", index=False)

@@ -8,13 +8,12 @@ arrive; failures are reported and never cached; a killed run resumes from the ca
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import logging
 import math
-import os
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,20 +22,24 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from repro.backends import BACKENDS, run_tasks, single_threaded
 from repro.cache import TrialCache, code_version, trial_key
-from repro.errors import InvalidParameterError, MissingExtraError, ReproError, TrialFailedError
+from repro.errors import InvalidParameterError, ReproError, TrialFailedError
 from repro.spec import ExperimentSpec, Reference, format_setting, validate_param
 from repro.trial import TrialContext, TrialOutput
+from repro.warnings_capture import capture as capture_warnings
+from repro.warnings_capture import summary_lines
 
 __all__ = ["BACKENDS", "RunConfig", "RunOutcome", "TrialTask", "plan_trials", "run_experiment",
            "summarize", "SUMMARY_COLUMNS"]
 
 log = logging.getLogger(__name__)
 
-BACKENDS = ("loky", "dask", "ray")
 SUMMARY_COLUMNS = ["result_id", "method", "setting", "metric", "n", "mean", "std", "paper", "diff",
                    "tolerance", "within"]
 ProgressFn = Callable[[int, int], None]
+#: unit of a timing metric (wall or CPU seconds): kept in trials.csv, left out of summary.csv
+TIMING_UNIT = "s"
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,7 @@ class RunOutcome:
     wall_seconds: float
     n_trials: int
     n_cached: int
+    warnings: dict[str, int] = field(default_factory=dict)
 
 
 def plan_trials(spec: ExperimentSpec, config: RunConfig) -> list[TrialTask]:
@@ -127,71 +131,37 @@ def plan_trials(spec: ExperimentSpec, config: RunConfig) -> list[TrialTask]:
     return tasks
 
 
-def _execute(task: TrialTask) -> tuple[int, bool, Any, float]:
+def _execute(task: TrialTask) -> tuple[int, bool, Any, float, dict[str, int]]:
     """Run one trial; never raises (failures are returned so other trials go on).
 
-    A failure is returned as ``(traceback text, user error or None)``: a :class:`ReproError` raised
-    inside a trial (missing data, a bad parameter) is a user error, shown without a traceback.
+    Returns ``(index, ok, value, seconds, warnings)``. A failure's value is ``(traceback text,
+    user error or None)``: a :class:`ReproError` raised inside a trial (missing data, a bad
+    parameter) is a user error, shown without a traceback. ``warnings`` counts the warnings the
+    trial raised, by kind (see :mod:`repro.warnings_capture`).
     """
     start = time.perf_counter()
-    try:
-        module = importlib.import_module(task.module)
-        out = TrialOutput.coerce(module.run_trial(dict(task.params), task.context))
-        return task.index, True, out, time.perf_counter() - start
-    except ReproError as exc:
-        return task.index, False, (traceback.format_exc(), exc), time.perf_counter() - start
-    except Exception:  # noqa: BLE001 - reported to the user with its traceback
-        return task.index, False, (traceback.format_exc(), None), time.perf_counter() - start
-
-
-@contextlib.contextmanager
-def _backend(name: str, jobs: int) -> Iterator[None]:
-    """joblib backend context: loky (default), or dask/ray when their extra is installed."""
-    import joblib
-
-    if name == "loky":
-        yield
-        return
-    if name == "dask":
+    with capture_warnings() as caught:
         try:
-            import distributed
-        except ImportError as exc:
-            raise MissingExtraError(
-                "--backend dask needs the dask extra; install it with: pip install -e '.[dask]'"
-            ) from exc
-        address = os.environ.get("REPRO_DASK_SCHEDULER")
-        client = distributed.Client(address) if address else distributed.Client(
-            n_workers=max(jobs, 1), threads_per_worker=1, processes=True)
-        try:
-            with joblib.parallel_config(backend="dask"):
-                yield
-        finally:
-            client.close()
-        return
-    try:
-        import ray
-        from ray.util.joblib import register_ray
-    except ImportError as exc:
-        raise MissingExtraError(
-            "--backend ray needs the ray extra; install it with: pip install -e '.[ray]'"
-        ) from exc
-    register_ray()
-    ray.init(address=os.environ.get("REPRO_RAY_ADDRESS"), ignore_reinit_error=True)
-    with joblib.parallel_config(backend="ray"):
-        yield
+            module = importlib.import_module(task.module)
+            with single_threaded():  # same BLAS summation order in every process and backend
+                out = TrialOutput.coerce(module.run_trial(dict(task.params), task.context))
+            ok, value = True, out
+        except ReproError as exc:
+            ok, value = False, (traceback.format_exc(), exc)
+        except Exception:  # noqa: BLE001 - reported to the user with its traceback
+            ok, value = False, (traceback.format_exc(), None)
+    return task.index, ok, value, time.perf_counter() - start, dict(caught)
 
 
-def _run_pending(pending: list[TrialTask], config: RunConfig) -> Iterator[tuple[int, bool, Any, float]]:
-    if config.jobs == 1 and config.backend == "loky":
-        for task in pending:
-            yield _execute(task)
-        return
-    from joblib import Parallel, delayed
+def _run_pending(pending: list[TrialTask], config: RunConfig
+                 ) -> Iterator[tuple[int, bool, Any, float, dict[str, int]]]:
+    return run_tasks(_execute, pending, backend=config.backend, jobs=config.jobs)
 
-    with _backend(config.backend, config.jobs):
-        n_jobs = config.jobs if config.backend == "loky" else (config.jobs if config.jobs > 1 else -1)
-        parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-        yield from parallel(delayed(_execute)(t) for t in pending)
+
+def _valid_entry(value: Any) -> bool:
+    """Structure of a trial-cache entry: ``{"output": TrialOutput, "seconds": float}``."""
+    return (isinstance(value, dict) and isinstance(value.get("output"), TrialOutput)
+            and isinstance(value.get("seconds"), (int, float)))
 
 
 def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
@@ -206,7 +176,7 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
     start = time.perf_counter()
     tasks = plan_trials(spec, config)
     variant = spec.check_variant(config.variant)
-    cache = TrialCache(config.cache_root, spec.id)
+    cache = TrialCache(config.cache_root, spec.id, validate=_valid_entry)
     results: dict[int, tuple[TrialOutput, float, bool]] = {}
     pending = []
     for task in tasks:
@@ -217,12 +187,22 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
             pending.append(task)
     n_cached = len(results)
     total = len(tasks)
+    if cache.n_corrupt:
+        log.warning("%d trial-cache entr%s of %r failed the checksum or structure check (or predate it) "
+                    "and will be recomputed", cache.n_corrupt, "y" if cache.n_corrupt == 1 else "ies", spec.id)
     if progress:
         progress(n_cached, total)
     failures: list[tuple[TrialTask, str]] = []
     by_index = {t.index: t for t in pending}
-    for index, ok, value, seconds in _run_pending(pending, config):
+    warning_counts: Counter[str] = Counter()
+    warning_trials: Counter[str] = Counter()
+    warning_where: dict[str, str] = {}
+    for index, ok, value, seconds, caught in _run_pending(pending, config):
         task = by_index[index]
+        warning_counts.update(caught)
+        warning_trials.update(caught.keys())
+        for kind in caught:
+            warning_where.setdefault(kind, f"method {task.context.method!r}, setting {task.context.setting!r}")
         if ok:
             results[index] = (value, seconds, False)
             if config.use_cache:
@@ -232,6 +212,8 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
             log.debug("trial %s rep %d failed:\n%s", task.context.setting, task.context.repetition, value[0])
         if progress:
             progress(len(results) + len(failures), total)
+    for line in summary_lines(warning_counts, warning_trials, spec.id, warning_where):
+        log.warning(line)
     if failures:
         user_errors = [err for _, (_, err) in failures if err is not None]
         if len(user_errors) == len(failures):
@@ -251,7 +233,7 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
     summary = summarize(spec, trials)
     n_seeds = config.seeds or spec.profile(config.profile).seeds
     return RunOutcome(spec, config, variant, n_seeds, trials, tables, summary,
-                      time.perf_counter() - start, total, n_cached)
+                      time.perf_counter() - start, total, n_cached, dict(warning_counts))
 
 
 def _collect(spec: ExperimentSpec, tasks: list[TrialTask],
@@ -304,6 +286,9 @@ def _find_reference(spec: ExperimentSpec, method: str, metric: str, params: Mapp
 def summarize(spec: ExperimentSpec, trials: pd.DataFrame) -> pd.DataFrame:
     """One row per (method, setting, metric): n, mean, std (ddof=1; 0 when n=1) and the paper's value.
 
+    Timing metrics (unit ``"s"``) are left out: they differ from run to run, and the summary must
+    be byte-identical for any ``--jobs`` and backend; they stay in ``trials.csv``.
+
     ``diff`` = mean − paper; ``within`` is |diff| ≤ tolerance (the reference's own tolerance, else
     the metric's). ``paper``, ``diff``, ``tolerance`` and ``within`` are empty where the paper gives
     no number. Extra column ``paper_source`` holds the reference's provenance.
@@ -316,7 +301,7 @@ def summarize(spec: ExperimentSpec, trials: pd.DataFrame) -> pd.DataFrame:
     for (method, setting), group in trials.groupby(["method", "setting"], sort=False):
         params = {c: group[c].iloc[0] for c in setting_cols if c in group and pd.notna(group[c].iloc[0])}
         for metric in spec.metric_names:
-            if metric not in group:
+            if metric not in group or spec.metric(metric).unit == TIMING_UNIT:
                 continue
             values = group[metric].to_numpy(dtype=float)
             values = values[~np.isnan(values)]

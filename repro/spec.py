@@ -13,6 +13,7 @@ library (``tomllib``).
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 import os
 import tomllib
@@ -24,6 +25,7 @@ from typing import Any
 from repro.errors import (
     ExperimentFileError,
     InvalidParameterError,
+    ReproError,
     UnknownExperimentError,
     UnknownVariantError,
     suggest,
@@ -40,8 +42,11 @@ __all__ = [
     "load_experiment",
     "load_all",
     "get_experiment",
+    "skipped_files",
     "validate_param",
 ]
+
+log = logging.getLogger(__name__)
 
 PROFILES = ("smoke", "full")
 KINDS = ("table", "figure", "theorem-check", "calculator", "simulation")
@@ -50,7 +55,7 @@ _TOP_KEYS = {
     "id": str, "title": str, "document": str, "section": str, "spec": str, "reproduces": str,
     "kind": str, "trial": str, "datasets": list, "variants": list, "variant_help": dict,
     "base_seed": int, "notes": str, "params": dict, "grid": dict, "cells": list, "profiles": dict,
-    "metrics": list, "references": list, "aliases": list,
+    "metrics": list, "references": list, "aliases": list, "domains": dict, "expected": str,
 }
 _REQUIRED = ("id", "title", "document", "section", "spec", "reproduces", "kind", "trial", "profiles",
              "metrics")
@@ -139,6 +144,8 @@ class ExperimentSpec:
     references: tuple[Reference, ...] = ()
     aliases: tuple[str, ...] = ()
     path: Path | None = None
+    domains: Mapping[str, Any] = field(default_factory=dict)
+    expected: str = ""
 
     @property
     def default_variant(self) -> str:
@@ -201,11 +208,18 @@ class ExperimentSpec:
 
     def fixed_params(self, profile: str, overrides: Mapping[str, list[Any]] | None = None
                      ) -> dict[str, Any]:
-        """Fixed params of ``profile`` (experiment params updated by the profile's)."""
+        """Fixed params of ``profile`` (experiment params updated by the profile's).
+
+        ``overrides`` are validated first (:meth:`validate_overrides`).
+        """
+        if overrides:
+            self.validate_overrides(overrides)
         params = dict(self.params)
         params.update(self.profile(profile).params)
         for key, values in (overrides or {}).items():
-            if key in params:
+            if key in params and isinstance(params[key], list):  # a list parameter: the values are the list
+                params[key] = list(values)
+            elif key in params:
                 if len(values) != 1:
                     raise InvalidParameterError(
                         f"{key!r} is a fixed parameter of {self.id!r}; give one value, got {values}"
@@ -218,6 +232,94 @@ class ExperimentSpec:
         for c in self.expand_cells(profile):
             keys.update(c)
         return keys
+
+    def declared_values(self, key: str) -> list[Any]:
+        """Every value ``key`` takes anywhere in the file (params, grid, cells, every profile)."""
+        values: list[Any] = []
+        tables: list[Mapping[str, Any]] = [self.params, *(p.params for p in self.profiles.values())]
+        for table in tables:
+            if key in table:  # a list parameter declares its elements
+                values.extend(table[key] if isinstance(table[key], list) else [table[key]])
+        grids = [self.grid or {}, *((p.grid or {}) for p in self.profiles.values())]
+        for grid in grids:
+            values.extend(grid.get(key, []))
+        cell_lists = [self.cells or (), *((p.cells or ()) for p in self.profiles.values())]
+        for cells in cell_lists:
+            values.extend(c[key] for c in cells if key in c)
+        return values
+
+    def validate_overrides(self, overrides: Mapping[str, list[Any]]) -> None:
+        """Check ``--set`` values against each parameter's domain before anything is planned.
+
+        The domain is the experiment's ``[domains]`` entry when it has one (an array of allowed
+        values, a table with ``min``/``max``/``integer``, or ``"any"``); otherwise it is inferred from the
+        values the file declares for the key: strings must be one of those values, booleans
+        booleans, integers integers and other numbers numbers; privacy parameters also follow
+        :func:`validate_param` (issue #15, item 8).
+
+        Raises
+        ------
+        InvalidParameterError
+            Naming the key, the bad value and what is allowed.
+        """
+        for key, values in overrides.items():
+            declared = self.declared_values(key)
+            for value in values:
+                problem = _domain_problem(self.domains.get(key), declared, value)
+                if problem:
+                    raise InvalidParameterError(f"--set {key}={_fmt(value)}: {problem} for {self.id!r}")
+                validate_param(key, value, where="--set")
+
+
+def _kind(v: Any) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "float"
+    if isinstance(v, str):
+        return "str"
+    return "other"
+
+
+def _domain_problem(domain: Any, declared: list[Any], value: Any) -> str:
+    """Why ``value`` is outside a parameter's domain (explicit, else inferred), or ''."""
+    kind = _kind(value)
+    if domain == "any":
+        return ""
+    if isinstance(domain, list):
+        if not any(_kind(d) == kind or {_kind(d), kind} <= {"int", "float"} for d in domain) \
+                or not any(_same(value, d) for d in domain):
+            return f"not an allowed value (allowed: {', '.join(_fmt(d) for d in domain)})"
+        return ""
+    if isinstance(domain, dict):
+        if kind not in {"int", "float"}:
+            return f"expected a number, got {value!r}"
+        if domain.get("integer") and not float(value).is_integer():
+            return "expected an integer"
+        if "min" in domain and value < domain["min"]:
+            return f"must be >= {_fmt(domain['min'])}"
+        if "max" in domain and value > domain["max"]:
+            return f"must be <= {_fmt(domain['max'])}"
+        return ""
+    kinds = {_kind(d) for d in declared}
+    if not kinds or "other" in kinds:  # undeclared here (lists, tables): nothing to infer
+        return ""
+    if kinds == {"str"}:
+        if kind != "str" or value not in declared:
+            allowed = ", ".join(dict.fromkeys(str(d) for d in declared))
+            return f"not an allowed value (allowed: {allowed}; an experiment's [domains] table can widen this)"
+        return ""
+    if kinds == {"bool"}:
+        return "" if kind == "bool" else f"expected true or false, got {value!r}"
+    if kinds <= {"int", "float"}:
+        if kind not in {"int", "float"}:
+            return f"expected a number, got {value!r}"
+        if kinds == {"int"} and not float(value).is_integer():
+            return f"expected an integer, got {_fmt(value)}"
+        return ""
+    return ""
 
 
 def format_setting(params: Mapping[str, Any]) -> str:
@@ -395,7 +497,21 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
         grid=_parse_grid(path, "grid.", raw["grid"]) if "grid" in raw else None,
         cells=_parse_cells(path, "cells", raw["cells"]) if "cells" in raw else None,
         references=tuple(refs), aliases=_parse_aliases(path, raw.get("aliases", [])), path=path,
+        domains=_parse_domains(path, raw.get("domains", {})), expected=raw.get("expected", ""),
     )
+
+
+def _parse_domains(path: Path, domains: Mapping[str, Any]) -> dict[str, Any]:
+    for key, dom in domains.items():
+        if isinstance(dom, list):
+            if not dom:
+                raise _err(path, f"domains.{key}", "must be a non-empty array of allowed values")
+        elif isinstance(dom, dict):
+            _check_keys(path, f"domains.{key}.", dom, {"min": (int, float), "max": (int, float), "integer": bool})
+        elif dom != "any":
+            raise _err(path, f"domains.{key}", 'must be an array of allowed values, a table with min/max/integer, '
+                       'or "any" (a free-form value such as a path)')
+    return dict(domains)
 
 
 def _parse_aliases(path: Path, aliases: list[Any]) -> tuple[str, ...]:
@@ -408,20 +524,51 @@ def _opt_float(v: Any) -> float | None:
     return None if v is None else float(v)
 
 
-def load_all(directory: str | os.PathLike[str] | None = None) -> dict[str, ExperimentSpec]:
-    """Load every ``*.toml`` experiment of ``directory`` (default :func:`experiments_dir`), by id."""
+#: files skipped by :func:`load_all`, by folder: {path: error}
+_SKIPPED: dict[Path, dict[Path, ReproError]] = {}
+
+
+def load_all(directory: str | os.PathLike[str] | None = None, *, strict: bool = False
+             ) -> dict[str, ExperimentSpec]:
+    """Load every ``*.toml`` experiment of ``directory`` (default :func:`experiments_dir`), by id.
+
+    A file that does not load (bad schema, bad value, an id or alias already taken) is reported
+    once per process as a warning and skipped, so the other experiments stay usable
+    (:func:`skipped_files` lists them); ``strict=True`` raises its error instead.
+    """
     directory = Path(directory) if directory is not None else experiments_dir()
     specs: dict[str, ExperimentSpec] = {}
     names: dict[str, Path] = {}
+    skipped: dict[Path, ReproError] = {}
     for path in sorted(directory.glob("*.toml")):
-        spec = load_experiment(path)
+        try:
+            spec = load_experiment(path)
+            for name in (spec.id, *spec.aliases):
+                if name in names:
+                    raise _err(path, "aliases" if name != spec.id else "id",
+                               f"{name!r} is already used by {names[name]}")
+        except (ExperimentFileError, InvalidParameterError) as exc:
+            if strict:
+                raise
+            if str(exc) not in _WARNED:
+                _WARNED.add(str(exc))
+                log.warning("skipping experiment file %s: %s", path.name, exc)
+            skipped[path] = exc
+            continue
         for name in (spec.id, *spec.aliases):
-            if name in names:
-                raise _err(path, "aliases" if name != spec.id else "id",
-                           f"{name!r} is already used by {names[name]}")
             names[name] = path
         specs[spec.id] = spec
+    _SKIPPED[directory] = skipped
     return specs
+
+
+_WARNED: set[str] = set()
+
+
+def skipped_files(directory: str | os.PathLike[str] | None = None) -> dict[Path, ReproError]:
+    """Experiment files the last :func:`load_all` of ``directory`` skipped, with their errors."""
+    directory = Path(directory) if directory is not None else experiments_dir()
+    return dict(_SKIPPED.get(directory, {}))
 
 
 def get_experiment(experiment_id: str, directory: str | os.PathLike[str] | None = None) -> ExperimentSpec:
@@ -432,5 +579,8 @@ def get_experiment(experiment_id: str, directory: str | os.PathLike[str] | None 
     for spec in specs.values():
         if experiment_id in spec.aliases:
             return spec
+    for path, exc in skipped_files(directory).items():
+        if path.stem == experiment_id:  # the experiment exists but its file is broken: say why
+            raise exc
     names = [*specs, *(a for s in specs.values() for a in s.aliases)]
-    raise UnknownExperimentError(suggest(experiment_id, names, what="experiment id"))
+    raise UnknownExperimentError(suggest(experiment_id, names, what="experiment id", listed=len(specs)))

@@ -2,12 +2,17 @@
 
 Params: ``x`` (number), optional ``fail_reps`` (repetitions that raise), ``require_data`` (a
 registered data source the trial fetches), ``marker_dir`` (a folder
-where each executed trial drops a file, to count executions across processes).
+where each executed trial drops a file, to count executions across processes), ``warn`` (how many
+``absl`` warnings each trial logs, like dp_accounting's accountant), ``sleep`` (seconds each
+trial sleeps), ``interrupt_reps`` (repetitions that raise KeyboardInterrupt, as Ctrl-C would); with ``threads = true`` a
+table ``threads`` records the largest native thread-pool size the trial runs under.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +33,21 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     if params.get("marker_dir"):
         marker = Path(params["marker_dir"]) / f"{ctx.setting}-{ctx.repetition}-{os.getpid()}-{id(ctx)}"
         marker.touch()
+    if ctx.repetition in params.get("interrupt_reps", []):
+        raise KeyboardInterrupt
+    if params.get("sleep"):
+        time.sleep(float(params["sleep"]))
+    for i in range(int(params.get("warn", 0))):
+        logging.getLogger("absl").warning("toy accountant failed to converge at alpha=%s", 1.5 + i / 10)
     rng = ctx.rng
     noise = float(rng.normal())
     shared = float(ctx.shared_rng("split").uniform())
+    tables = {"draws": [{"k": k, "u": float(u)} for k, u in enumerate(rng.uniform(size=2))]}
+    if params.get("threads"):
+        from threadpoolctl import threadpool_info
+
+        tables["threads"] = [{"max_threads": max((p["num_threads"] for p in threadpool_info()), default=1)}]
     return TrialOutput(
         records=[{"value": float(params.get("x", 0.0)) + noise, "shared": shared}],
-        tables={"draws": [{"k": k, "u": float(u)} for k, u in enumerate(rng.uniform(size=2))]},
+        tables=tables,
     )

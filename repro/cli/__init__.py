@@ -2,6 +2,7 @@
 
 Errors a user can cause (:class:`repro.errors.ReproError`) are printed as one line naming the
 cause and the fix, with exit code 1; ``--debug`` (or ``REPRO_DEBUG=1``) shows the traceback.
+Ctrl-C prints one line and exits with 130 (128 + SIGINT), after the workers have been stopped.
 """
 
 from __future__ import annotations
@@ -18,12 +19,26 @@ from repro.errors import ReproError
 __all__ = ["main"]
 
 
+EXIT_INTERRUPTED = 130
+INTERRUPTED_RUN = ("interrupted (Ctrl-C); the trial cache is intact: every completed trial is kept and no "
+                   "partial result folder was written; rerun the same command to resume from the cache")
+INTERRUPTED = "interrupted (Ctrl-C); files are written atomically, so nothing was left half-written"
+
+
 class ReproGroup(click.Group):
-    """Click group that turns ReproError into a clean message and exit code 1."""
+    """Click group that turns ReproError into a clean message and exit code 1, Ctrl-C into 130."""
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
             return super().invoke(ctx)
+        except (KeyboardInterrupt, click.Abort) as exc:
+            if isinstance(exc, click.Abort) and not isinstance(exc.__context__, KeyboardInterrupt):
+                raise
+            if (ctx.obj or {}).get("debug") or os.environ.get("REPRO_DEBUG") == "1":
+                raise
+            message = INTERRUPTED_RUN if ctx.invoked_subcommand == "run" else INTERRUPTED
+            click.echo(f"\nrepro: {message}", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
         except ReproError as exc:
             debug = (ctx.obj or {}).get("debug") or os.environ.get("REPRO_DEBUG") == "1"
             if debug:

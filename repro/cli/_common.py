@@ -16,7 +16,8 @@ __all__ = ["out_option", "parse_set", "profile_option", "resolve_ids", "results_
 
 
 def results_root() -> Path:
-    return Path(os.environ.get("REPRO_RESULTS_DIR", "results"))
+    """``$REPRO_RESULTS_DIR``, or ``./results`` when it is unset or empty."""
+    return Path(os.environ.get("REPRO_RESULTS_DIR") or "results")
 
 
 out_option = click.option(

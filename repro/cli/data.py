@@ -94,7 +94,12 @@ def list_cmd() -> None:
     header = ["name", "file", "canonical", "rows", "bytes", "cached", "in mirror"]
     click.echo(_table(header, rows))
     click.echo(f"\ncache: {store.data_dir()}")
-    click.echo(f"mirror: {mirror if mirror is not None else f'(unset; set {store.ENV_MIRROR})'}")
+    if mirror is None:
+        click.echo(f"mirror: (unset; set {store.ENV_MIRROR}, e.g. {store.MIRROR_EXAMPLE})")
+    elif not mirror.is_dir():
+        click.echo(f"mirror: {mirror} (MISSING: no such folder; fix {store.ENV_MIRROR})")
+    else:
+        click.echo(f"mirror: {mirror}")
 
 
 def _run_each(names: Sequence[str], action: Callable[[RawSource], None]) -> None:

@@ -6,7 +6,7 @@ import click
 
 from repro.cli._common import results_root
 from repro.results import report_module_name
-from repro.spec import load_all
+from repro.spec import load_all, skipped_files
 
 
 def _seconds(s: float | None) -> str:
@@ -29,6 +29,8 @@ def list_cmd(ids: bool) -> None:
         for spec_id in specs:
             click.echo(spec_id)
         return
+    for path, exc in skipped_files().items():  # a broken file is named, the others stay usable
+        click.echo(f"SKIPPED {path.name}: {exc}", err=True)
     root = results_root()
     for spec in specs.values():
         base = root / spec.id

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import click
 
 from repro.cli._common import out_option, parse_set, profile_option, resolve_ids, results_root, variant_option
-from repro.report import comparison_rows, format_text, verdict_counts
-from repro.results import write_results
+from repro.errors import InvalidParameterError
+from repro.report import comparison_rows, format_text, smoke_verdicts_shown, verdict_counts
+from repro.results import check_output_dir, write_results
 from repro.runner import BACKENDS, RunConfig, plan_trials, run_experiment
+from repro.spec import ExperimentSpec
+
+#: above this many trials, planning takes seconds: say so before starting
+PLAN_WARN_TRIALS = 50_000
+SMOKE_NOTE = ("smoke profile: a quick plumbing check on reduced data and grids; its numbers are not comparable "
+              "to the paper's, so the within/NO verdicts are not shown. Run with --profile full to reproduce.")
+SMOKE_NOTE_EXACT = ("smoke profile: the same exact checks as --profile full on coarser grids, so the verdicts "
+                    "stand; --profile full runs the paper's configuration.")
 
 
 def _dataset_checksums(names: tuple[str, ...]) -> dict[str, str]:
@@ -49,11 +59,18 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
     rerun only recomputes what changed. At the end it prints the paper's values beside ours.
     """
     specs = resolve_ids(ids)
+    if base_seed is not None and base_seed < 0:
+        raise InvalidParameterError(f"--base-seed must be >= 0 (it seeds numpy's SeedSequence); got {base_seed}")
     config = RunConfig(profile=profile, seeds=seeds, jobs=jobs, backend=backend, variant=variant,
                        out=out or results_root(), force=force, use_cache=not no_cache,
                        base_seed=base_seed, overrides=parse_set(set_))
-    for spec in specs:  # validate everything (variant, --set keys) before running anything
-        plan_trials(spec, config)
+    check_output_dir(config.out)  # before any trial runs: a bad --out fails now, in one line
+    if any(spec.datasets for spec in specs):
+        from repro.datasets.store import check_data_dir
+
+        check_data_dir()
+    for spec in specs:  # validate everything (variant, --set keys and values) before running anything
+        _plan_with_feedback(spec, config, quiet)
     command = "repro " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else "repro run"
     for spec in specs:
         outcome = _run_one(spec, config, quiet)
@@ -61,16 +78,43 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         if quiet:
             continue
         ok, judged = verdict_counts(outcome.summary)
-        rows = comparison_rows(outcome.summary, only_paper=True) or comparison_rows(outcome.summary)
+        verdicts = config.profile != "smoke" or smoke_verdicts_shown(spec)
+        rows = comparison_rows(outcome.summary, only_paper=True, verdicts=verdicts) or \
+            comparison_rows(outcome.summary, verdicts=verdicts)
         shown = rows[:40]
         click.echo("")
         click.echo(click.style(f"{spec.id}: {spec.title}", bold=True))
         click.echo(format_text(shown))
         if len(rows) > len(shown):
             click.echo(f"... {len(rows) - len(shown)} more rows in {directory / 'summary.csv'}")
-        verdict = f"{ok}/{judged} paper comparisons within tolerance" if judged else "no paper values to compare"
+        if not judged:
+            verdict = "no paper values to compare"
+        elif verdicts:
+            verdict = f"{ok}/{judged} paper comparisons within tolerance"
+        else:
+            verdict = f"{judged} paper comparisons (verdicts hidden: smoke profile)"
         click.echo(f"{verdict}; {outcome.n_trials} trials ({outcome.n_cached} cached) in "
                    f"{outcome.wall_seconds:.1f} s -> {directory}")
+        if spec.expected:
+            click.echo(f"Expected: {' '.join(spec.expected.split())}")
+        if config.profile == "smoke":
+            click.echo(SMOKE_NOTE_EXACT if verdicts else SMOKE_NOTE)
+
+
+def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) -> None:
+    """Validate ``spec`` under ``config`` by planning it; announce a plan large enough to take a while."""
+    n_cells = len(spec.expand_cells(config.profile, config.overrides))
+    n_seeds = config.seeds or spec.profile(config.profile).seeds
+    total = n_cells * n_seeds
+    large = total > PLAN_WARN_TRIALS
+    if large:
+        click.echo(f"{spec.id}: planning {total:,} trials ({n_cells:,} cells x {n_seeds:,} seeds); "
+                   "large plans take seconds to hash and minutes or more to run (fewer --seeds is quicker)",
+                   err=True)
+    start = time.perf_counter()
+    plan_trials(spec, config)
+    if large and not quiet:
+        click.echo(f"{spec.id}: planned {total:,} trials in {time.perf_counter() - start:.1f} s", err=True)
 
 
 def _run_one(spec, config: RunConfig, quiet: bool):

@@ -18,6 +18,11 @@ Where files live (read from the environment at call time, so tests can change it
 then the canonical URL. Nothing unverified ever sits under a final file name: every copy or
 download goes to a temporary file in the destination folder, is checked against the registered
 sha256 and only then renamed into place with :func:`os.replace`.
+
+A cached file is re-hashed once per process: the verdict is remembered only in memory, keyed by
+(path, size, mtime, inode), so a file whose bytes changed while its size and mtime did not (bit
+rot, ``cp -p``, ``rsync -t``) is caught by the next process that reads it (issue #15, item 2).
+Nothing on disk vouches for a file's bytes.
 """
 
 from __future__ import annotations
@@ -25,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import http.client
-import json
 import logging
 import os
 import tempfile
@@ -46,9 +50,11 @@ __all__ = [
     "ProgressCallback",
     "VerifyRow",
     "cached_path",
+    "check_data_dir",
     "data_dir",
     "dataset_checksums",
     "fetch",
+    "file_sha256",
     "is_obtainable",
     "mirror_dir",
     "mirror_path",
@@ -70,7 +76,7 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
 
 NO_URL_TEXT = "no public URL: this derived file only comes from the project mirror"
-MIRROR_EXAMPLE = f"{ENV_MIRROR}=../shared/data"
+MIRROR_EXAMPLE = f"{ENV_MIRROR}=/absolute/path/to/shared/data"
 
 ProgressCallback = Callable[[int, int | None], None]
 """``progress(bytes_done, total_bytes_or_None)``, called as a download advances."""
@@ -155,42 +161,47 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
-def _stamp_path(path: Path) -> Path:
-    return path.with_name(path.name + _STAMP_SUFFIX)
+#: sha256 verdicts of this process, keyed by (path, size, mtime_ns, inode); never written to disk.
+_VERDICTS: dict[tuple[str, int, int, int], str] = {}
 
 
-def _stamp_matches(path: Path, sha256: str) -> bool:
-    """True if the sidecar stamp says ``path`` (same size and mtime) was hashed to ``sha256``."""
-    try:
-        stamp = json.loads(_stamp_path(path).read_text(encoding="utf-8"))
-        st = path.stat()
-    except (OSError, ValueError):
-        return False
-    return (
-        isinstance(stamp, dict)
-        and stamp.get("sha256") == sha256
-        and stamp.get("size") == st.st_size
-        and stamp.get("mtime_ns") == st.st_mtime_ns
-    )
-
-
-def _write_stamp(path: Path, sha256: str) -> None:
+def _verdict_key(path: Path) -> tuple[str, int, int, int]:
     st = path.stat()
-    stamp = {"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
-    target = _stamp_path(path)
-    try:
-        with _temp_beside(target) as (tmp, tmp_path):
-            tmp.write((json.dumps(stamp, sort_keys=True) + "\n").encode("utf-8"))
-            tmp.close()
-            os.chmod(tmp_path, 0o644)
-            os.replace(tmp_path, target)
-    except OSError as err:  # the stamp only saves time; never fail a fetch because of it
-        logger.debug("could not write %s: %s", _stamp_path(path), err)
+    return (str(path.absolute()), st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """sha256 of ``path``, hashed at most once per process while its (size, mtime, inode) hold.
+
+    The verdict lives in this process's memory only, so every new process hashes the bytes it
+    reads once (a byte flipped behind an unchanged size and mtime is never trusted across runs).
+    """
+    path = Path(path)
+    key = _verdict_key(path)
+    digest = _VERDICTS.get(key)
+    if digest is None:
+        digest = sha256_file(path)
+        if _verdict_key(path) == key:  # unchanged while it was read
+            _VERDICTS[key] = digest
+    return digest
+
+
+def clear_verdicts() -> None:
+    """Forget this process's hash verdicts (what a new process starts with; used by tests)."""
+    _VERDICTS.clear()
+
+
+def _stamp_path(path: Path) -> Path:
+    # Older versions wrote ``<file>.sha256ok`` stamps trusted by size and mtime; they are no
+    # longer read, only removed together with their file.
+    return path.with_name(path.name + _STAMP_SUFFIX)
 
 
 def _drop(path: Path) -> None:
     path.unlink(missing_ok=True)
     _stamp_path(path).unlink(missing_ok=True)
+    for key in [k for k in _VERDICTS if k[0] == str(path.absolute())]:
+        del _VERDICTS[key]
 
 
 # --------------------------------------------------------------------------------------------
@@ -200,9 +211,10 @@ def _drop(path: Path) -> None:
 def fetch(source: str | RawSource, *, progress: ProgressCallback | None = None) -> Path:
     """Path of the verified file of ``source`` in the cache, getting it first if needed.
 
-    Tries, in order: (a) the cached file, if its sha256 matches (a mismatching cached file is
-    logged and deleted); (b) the mirror ``$REPRO_DATA_MIRROR``, verified then copied; (c) the
-    canonical URL, unless ``$REPRO_OFFLINE`` is set or the file has none.
+    Tries, in order: (a) the cached file, if its sha256 matches (hashed once per process; a
+    mismatching cached file is logged and deleted, then replaced by (b) or (c)); (b) the mirror
+    ``$REPRO_DATA_MIRROR``, verified then copied; (c) the canonical URL, unless ``$REPRO_OFFLINE``
+    is set or the file has none.
 
     Parameters
     ----------
@@ -229,19 +241,18 @@ def fetch(source: str | RawSource, *, progress: ProgressCallback | None = None) 
     src = _resolve(source)
     dest = cached_path(src)
 
-    # (a) cache
+    # (a) cache: hashed once per process (see the module docstring), never trusted by a stamp
     if dest.is_file():
-        if _stamp_matches(dest, src.sha256):
-            return dest
-        actual = sha256_file(dest)
+        actual = file_sha256(dest)
         if actual == src.sha256:
-            _write_stamp(dest, actual)
             return dest
         logger.warning(
             "cached %s has sha256 %s, expected %s; deleting it and fetching it again",
             dest, actual, src.sha256,
         )
         _drop(dest)
+
+    check_data_dir()  # about to write into the cache: a clean error if it cannot hold files
 
     # (b) mirror
     mirror = mirror_path(src)
@@ -260,7 +271,12 @@ def fetch(source: str | RawSource, *, progress: ProgressCallback | None = None) 
 
 
 def _unavailable_message(src: RawSource, dest: Path, mirror: Path | None, cause: str = "") -> str:
-    mirror_state = f"{ENV_MIRROR} is not set" if mirror is None else f"not in the mirror ({mirror})"
+    if mirror is None:
+        mirror_state = f"{ENV_MIRROR} is not set"
+    elif not (mirror_dir() or mirror.parent).is_dir():
+        mirror_state = f"the mirror folder {mirror_dir()} ({ENV_MIRROR}) does not exist"
+    else:
+        mirror_state = f"not in the mirror ({mirror})"
     if src.url is None:
         state = f"not in the cache and {mirror_state}; {NO_URL_TEXT}"
     else:
@@ -310,7 +326,9 @@ def _finish(tmp: BinaryIO, tmp_path: Path, dest: Path, sha256: str) -> None:
     tmp.close()
     os.chmod(tmp_path, 0o644)  # NamedTemporaryFile creates 0600 files
     os.replace(tmp_path, dest)
-    _write_stamp(dest, sha256)
+    _stamp_path(dest).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        _VERDICTS[_verdict_key(dest)] = sha256  # these bytes were hashed while being written
 
 
 def _copy_from_mirror(src: RawSource, mirror: Path, dest: Path) -> None:
@@ -404,13 +422,46 @@ def verify(names: Iterable[str | RawSource] | None = None) -> list[VerifyRow]:
     return rows
 
 
-def dataset_checksums(names: Iterable[str]) -> dict[str, str]:
-    """Registered sha256 of each named source, for run metadata (no I/O).
+def dataset_checksums(names: Iterable[str]) -> dict[str, str | None]:
+    """sha256 of the bytes of each named source in the cache now (what a run read), for run.json.
+
+    Hashes the cached file (at most once per process, see :func:`file_sha256`) instead of
+    quoting the registry, so a run records the hash of the file it actually read; None for a
+    source that is not in the cache (not read by this run).
 
     Raises
     ------
     UnknownNameError
         If a name is not registered.
     """
-    return {name: get_source(name).sha256 for name in names}
+    out: dict[str, str | None] = {}
+    for name in names:
+        path = cached_path(get_source(name))
+        out[name] = file_sha256(path) if path.is_file() else None
+    return out
 
+
+def check_data_dir() -> Path:
+    """The data cache folder, created if needed; a clean error if it cannot hold files.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``$REPRO_DATA_DIR`` names a file, or a folder that cannot be created or written.
+    """
+    folder = data_dir()
+    if folder.exists() and not folder.is_dir():
+        raise InvalidParameterError(
+            f"`{ENV_DATA_DIR}` must name a folder; {folder} is a file. Point {ENV_DATA_DIR} at a folder "
+            f"(e.g. {ENV_DATA_DIR}=/absolute/path/to/data) or unset it to use ./{DEFAULT_DATA_DIR}."
+        )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as err:
+        raise InvalidParameterError(
+            f"`{ENV_DATA_DIR}` folder {folder} cannot hold files ({err.strerror or err}); point "
+            f"{ENV_DATA_DIR} at a writable folder or unset it to use ./{DEFAULT_DATA_DIR}."
+        ) from err
+    return folder

@@ -148,3 +148,23 @@ def test_verify_against_the_real_mirror(data_mirror, monkeypatch) -> None:
     ok = [line for line in result.output.splitlines() if line.startswith("OK ")]
     assert len(ok) == 12
     assert re.search(r"^MISSING +credit-card-xls ", result.output, re.M)
+
+
+def test_the_fix_verify_suggests_replaces_a_file_corrupted_behind_its_mtime(
+        tmp_path, monkeypatch, make_raw_source) -> None:
+    # issue #15 item 2: `repro data fetch NAME` used to keep the bad file (a size+mtime stamp vouched for it)
+    import os
+
+    src = _register(monkeypatch, make_raw_source(CONTENT, url=None))
+    _mirror(tmp_path, monkeypatch, {"tmp.csv": CONTENT})
+    path = Path(_run("fetch", src.name).output.strip().splitlines()[-1])
+    st = path.stat()
+    path.write_bytes(b"x,y\n1,1\n")  # same size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same mtime (cp -p, rsync -t)
+    store.clear_verdicts()  # the next command is a new process
+    verify = _run("verify", src.name)
+    assert verify.exit_code == 1 and "MISMATCH" in verify.output and "repro data fetch" in str(verify.exception)
+    store.clear_verdicts()
+    assert _run("fetch", src.name).exit_code == 0
+    assert path.read_bytes() == CONTENT
+    assert _run("verify", src.name).exit_code == 0

@@ -31,7 +31,7 @@ def test_run_writes_results_and_prints_comparison(toy_env: Path) -> None:
     run = json.loads((directory / "run.json").read_text())
     assert run["status"] == "complete" and run["jobs"] == 2 and "numpy" in run["versions"]
     shown = invoke("run", "toy")
-    assert "paper comparisons within tolerance" in shown.output and "12 cached" in shown.output
+    assert "verdicts hidden: smoke profile" in shown.output and "12 cached" in shown.output
     assert "ours (mean ± std, n)" in shown.output
     assert "results: smoke" in invoke("list").output
 

@@ -164,3 +164,21 @@ def test_variant_independent_methods_share_cache_entries(tmp_path: Path) -> None
     assert first.n_cached == 0 and second.n_cached == 6 and second.n_trials == 12
     a, b = sorted_trials(first.trials), sorted_trials(second.trials)
     pd.testing.assert_frame_equal(a, b)     # same seeds, and the toy ignores the variant
+
+
+def test_timing_metrics_stay_out_of_the_summary(spec, tmp_path: Path) -> None:
+    """Issue #15 item 4: a metric in seconds differs between runs, so summary.csv must not hold it."""
+    timed = replace(spec, metrics=(replace(spec.metrics[0], unit="s"), *spec.metrics[1:]))
+    outcome = run_experiment(timed, RunConfig(out=tmp_path))
+    assert "value" in outcome.trials.columns
+    assert set(outcome.summary["metric"]) == {"shared"}
+
+
+def test_every_experiment_declares_its_timing_metrics() -> None:
+    """A metric measuring seconds must have unit "s", or it would land in summary.csv."""
+    from repro.spec import load_all
+
+    for spec in load_all(Path(__file__).parents[2] / "experiments").values():
+        for metric in spec.metrics:
+            if "second" in metric.name or "seconds" in metric.description.split()[:2]:
+                assert metric.unit == "s", f"{spec.id}: metric {metric.name!r} needs unit = \"s\""

@@ -12,7 +12,17 @@ from repro.errors import (
     UnknownExperimentError,
     UnknownVariantError,
 )
-from repro.spec import format_setting, get_experiment, load_all, load_experiment, validate_param
+from repro.runner import RunConfig, plan_trials
+from repro.spec import (
+    format_setting,
+    get_experiment,
+    load_all,
+    load_experiment,
+    skipped_files,
+    validate_param,
+)
+
+EXPERIMENTS = Path(__file__).parents[2] / "experiments"
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "experiments" / "toy.toml"
 
@@ -37,7 +47,7 @@ def test_fixture_loads_and_expands() -> None:
 
 
 def test_every_repo_experiment_file_is_valid() -> None:
-    specs = load_all(Path(__file__).parents[2] / "experiments")
+    specs = load_all(EXPERIMENTS, strict=True)
     assert "compat-impossibility" in specs
     for spec in specs.values():
         assert spec.path is not None and spec.path.stem == spec.id
@@ -121,10 +131,94 @@ def test_aliases_resolve_and_must_be_unique(tmp_path: Path) -> None:
     other = base_text().replace('id = "toy"', 'id = "toy2"')
     write(tmp_path, 'aliases = ["toy-figure-1"]\n' + other, name="toy2")
     with pytest.raises(ExperimentFileError, match="already used"):
-        load_all(tmp_path)
+        load_all(tmp_path, strict=True)
+    assert set(load_all(tmp_path)) == {"toy"}  # the clashing file is skipped, the first one stays usable
 
 
 def test_top_level_key_swallowed_by_params_table_is_reported(tmp_path: Path) -> None:
     path = write(tmp_path, base_text().replace("x = 1.0\n", 'x = 1.0\ncells = [{ epsilon = 1.0 }]\n', 1))
     with pytest.raises(ExperimentFileError, match="params.cells.*move it above"):
         load_experiment(path)
+
+
+# --- issue #15 items 8 and 11: overrides checked against domains; bad files skipped ------------
+
+
+@pytest.mark.parametrize(
+    ("experiment_id", "override", "message"),
+    [
+        ("thesis-table-5.1", {"epsilons": ["abc"]}, "epsilons"),
+        ("thesis-fig-5.1", {"epsilon": ["abc"]}, "expected a number, got 'abc'"),
+        ("thesis-fig-5.1", {"method": ["FOO"]}, "not an allowed value"),
+        ("thesis-fig-5.1", {"k": [3]}, r"allowed: 2\b"),
+        ("bandit-regret", {"context_sampling": ["bootstrap"]}, "fresh, reference-bootstrap"),
+        ("thesis-table-3.1", {"epochs": [2.5]}, "expected an integer"),
+    ],
+)
+def test_bad_overrides_are_rejected_before_planning(experiment_id: str, override, message: str) -> None:
+    spec = load_all(EXPERIMENTS, strict=True)[experiment_id]
+    with pytest.raises(InvalidParameterError, match=message):
+        plan_trials(spec, RunConfig(overrides=override))
+
+
+@pytest.mark.parametrize(
+    ("experiment_id", "override"),
+    [
+        ("thesis-fig-5.1", {"epsilon": [1, 2.5]}),
+        ("thesis-fig-5.1", {"method": ["OPT", "GRR"]}),
+        ("bandit-regret", {"context_sampling": ["reference-bootstrap"], "acs_dir": ["/some/where"]}),
+        ("compat-impossibility", {"zeta": ["1/8"]}),
+        ("thesis-table-3.1", {"split": ["per-repetition"]}),
+    ],
+)
+def test_valid_overrides_pass(experiment_id: str, override) -> None:
+    spec = load_all(EXPERIMENTS, strict=True)[experiment_id]
+    assert plan_trials(spec, RunConfig(overrides=override))
+
+
+def test_explicit_domain_table(tmp_path: Path) -> None:
+    text = base_text().replace("[params]\n", "[domains]\nx = { min = 0, max = 5 }\n\n[params]\n")
+    spec = load_experiment(write(tmp_path, text))
+    spec.validate_overrides({"x": [0, 5.0]})
+    with pytest.raises(InvalidParameterError, match="must be <= 5"):
+        spec.validate_overrides({"x": [6]})
+    with pytest.raises(InvalidParameterError, match="expected a number"):
+        spec.validate_overrides({"x": ["big"]})
+    bad = base_text().replace("[params]\n", "[domains]\nx = 3\n\n[params]\n")
+    with pytest.raises(ExperimentFileError, match="domains.x"):
+        load_experiment(write(tmp_path, bad, name="toy"))
+
+
+def test_malformed_file_is_skipped_and_named(tmp_path: Path, caplog) -> None:
+    write(tmp_path, base_text())
+    write(tmp_path, base_text().replace('id = "toy"', 'id = "broken"').replace('kind = "simulation"',
+                                                                              'kind = "poem"'), name="broken")
+    with caplog.at_level("WARNING", logger="repro.spec"):
+        specs = load_all(tmp_path)
+    assert set(specs) == {"toy"}
+    assert "broken.toml" in caplog.text
+    assert [p.name for p in skipped_files(tmp_path)] == ["broken.toml"]
+    assert get_experiment("toy", tmp_path).id == "toy"
+    with pytest.raises(ExperimentFileError, match="'kind'"):  # asking for it names its problem
+        get_experiment("broken", tmp_path)
+
+
+def test_unknown_id_counts_experiments_not_aliases() -> None:
+    specs = load_all(EXPERIMENTS, strict=True)
+    assert any(s.aliases for s in specs.values())
+    with pytest.raises(UnknownExperimentError, match=f"see all {len(specs)}$"):
+        get_experiment("qqqqqqqqqqqqqqqqqqqqqqqq", EXPERIMENTS)
+
+
+def test_list_parameter_override_sets_the_list() -> None:
+    spec = load_all(EXPERIMENTS, strict=True)["thesis-table-5.1"]
+    assert spec.fixed_params("smoke", {"epsilons": [0.2, 1]})["epsilons"] == [0.2, 1]
+
+
+def test_every_declared_value_is_an_accepted_override() -> None:
+    # the inferred domains must never reject what an experiment file itself declares
+    for spec in load_all(EXPERIMENTS, strict=True).values():
+        for profile in ("smoke", "full"):
+            for key in spec.settable_keys(profile):
+                for value in spec.declared_values(key):
+                    spec.validate_overrides({key: [value]})

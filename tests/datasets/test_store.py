@@ -75,9 +75,9 @@ def test_sha256_file_matches_hashlib(tmp_path) -> None:
     assert store.sha256_file(f) == hashlib.sha256(BIG).hexdigest()
 
 
-def test_dataset_checksums() -> None:
+def test_dataset_checksums_of_files_not_in_the_cache_are_none() -> None:
     got = store.dataset_checksums(["adult-data", "db-lsac"])
-    assert got == {"adult-data": SOURCES["adult-data"].sha256, "db-lsac": SOURCES["db-lsac"].sha256}
+    assert got == {"adult-data": None, "db-lsac": None}
 
 
 # --- download ------------------------------------------------------------------------------
@@ -212,17 +212,98 @@ def test_corrupted_cache_is_logged_deleted_and_refetched(tmp_path, monkeypatch, 
     assert "deleting it" in caplog.text
 
 
-def test_stamp_avoids_rehashing_unchanged_cache(tmp_path, monkeypatch, make_raw_source) -> None:
+def _flip_first_byte_keep_mtime(path: Path) -> None:
+    """Corrupt ``path`` the way bit rot or ``cp -p`` would: same size, same mtime."""
+    st = path.stat()
+    data = bytearray(path.read_bytes())
+    data[0] ^= 0xFF
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+
+
+def test_corruption_behind_unchanged_size_and_mtime_is_caught_and_replaced(
+        tmp_path, monkeypatch, make_raw_source, caplog) -> None:
+    # issue #15 item 2: a size+mtime stamp used to vouch for the flipped bytes
     src = make_raw_source(CONTENT, url=None)
     _mirror(tmp_path, monkeypatch, {"tmp.csv": CONTENT})
     path = store.fetch(src)
-    assert path.with_name("tmp.csv.sha256ok").is_file()
+    _flip_first_byte_keep_mtime(path)
+    store.clear_verdicts()  # a new process (a new `repro run` or `repro data fetch`)
+    with caplog.at_level(logging.WARNING, logger="repro.datasets.store"):
+        fetched = store.fetch(src)
+    assert fetched.read_bytes() == CONTENT
+    assert "deleting it" in caplog.text
 
-    def no_hash(_path):
-        raise AssertionError("should not rehash an unchanged cached file")
 
-    monkeypatch.setattr(store, "sha256_file", no_hash)
+def test_corrupted_cache_without_mirror_is_never_returned(tmp_path, monkeypatch, make_raw_source) -> None:
+    src = make_raw_source(CONTENT, url=None)
+    mirror = _mirror(tmp_path, monkeypatch, {"tmp.csv": CONTENT})
+    path = store.fetch(src)
+    _flip_first_byte_keep_mtime(path)
+    (mirror / "tmp.csv").unlink()
+    store.clear_verdicts()
+    with pytest.raises(DataUnavailableError):
+        store.fetch(src)
+    assert not path.exists()
+
+
+def test_no_stamp_file_vouches_for_bytes(tmp_path, monkeypatch, make_raw_source) -> None:
+    src = make_raw_source(CONTENT, url=None)
+    _mirror(tmp_path, monkeypatch, {"tmp.csv": CONTENT})
+    path = store.fetch(src)
+    assert not path.with_name("tmp.csv.sha256ok").exists()
+
+
+def test_cached_file_is_hashed_once_per_process(tmp_path, monkeypatch, make_raw_source) -> None:
+    src = make_raw_source(CONTENT, url=None)
+    _mirror(tmp_path, monkeypatch, {"tmp.csv": CONTENT})
+    path = store.fetch(src)
+    store.clear_verdicts()
+    calls = []
+    real = store.sha256_file
+    monkeypatch.setattr(store, "sha256_file", lambda p: calls.append(p) or real(p))
+    for _ in range(3):
+        assert store.fetch(src) == path
+    assert len(calls) == 1
+    # a changed file (new mtime) is hashed again
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     assert store.fetch(src) == path
+    assert len(calls) == 2
+
+
+def test_dataset_checksums_record_the_bytes_in_the_cache(monkeypatch, make_raw_source, tmp_path) -> None:
+    src = make_raw_source(CONTENT, name="tmp-source", url=None)
+    monkeypatch.setitem(SOURCES, src.name, src)
+    assert store.dataset_checksums([src.name]) == {src.name: None}  # not read: not cached
+    _mirror(tmp_path, monkeypatch, {"tmp.csv": CONTENT})
+    path = store.fetch(src)
+    assert store.dataset_checksums([src.name]) == {src.name: src.sha256}
+    _flip_first_byte_keep_mtime(path)
+    store.clear_verdicts()
+    got = store.dataset_checksums([src.name])[src.name]
+    assert got == hashlib.sha256(path.read_bytes()).hexdigest() != src.sha256
+
+
+def test_missing_mirror_folder_is_named(tmp_path, monkeypatch, make_raw_source) -> None:
+    src = make_raw_source(CONTENT, url=None)
+    monkeypatch.setenv("REPRO_DATA_MIRROR", str(tmp_path / "no-such-mirror"))
+    with pytest.raises(DataUnavailableError, match="mirror folder .*no-such-mirror.* does not exist"):
+        store.fetch(src)
+
+
+def test_data_dir_that_is_a_file_is_a_clean_error(tmp_path, monkeypatch) -> None:
+    f = tmp_path / "afile"
+    f.write_text("x")
+    monkeypatch.setenv("REPRO_DATA_DIR", str(f))
+    with pytest.raises(InvalidParameterError, match="must name a folder"):
+        store.check_data_dir()
+    monkeypatch.setenv("REPRO_DATA_DIR", str(f / "sub"))
+    with pytest.raises(InvalidParameterError, match="cannot hold files"):
+        store.check_data_dir()
+    monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path / "new" / "data"))
+    assert store.check_data_dir().is_dir()
 
 
 # --- verify --------------------------------------------------------------------------------
@@ -266,3 +347,13 @@ def test_fetch_from_real_mirror(data_mirror, monkeypatch, name) -> None:
     assert store.sha256_file(path) == SOURCES[name].sha256
     assert path.stat().st_size == SOURCES[name].size
 
+
+
+def test_fetch_into_a_data_dir_that_is_a_file_is_a_clean_error(tmp_path, monkeypatch, make_raw_source) -> None:
+    src = make_raw_source(CONTENT, url=None)
+    _mirror(tmp_path, monkeypatch, {"tmp.csv": CONTENT})
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    monkeypatch.setenv("REPRO_DATA_DIR", str(afile))
+    with pytest.raises(InvalidParameterError, match="must name a folder"):
+        store.fetch(src)

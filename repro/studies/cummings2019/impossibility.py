@@ -25,6 +25,10 @@ OURS = "(ours, not the paper's)"
 DEFAULT_GRID_STEP = "1/10"
 DEFAULT_ALPHA = "1/10"
 DEFAULT_BETA = 10.0
+#: the summary's ``method`` column: what each check examines ([P] the paper's, [X] ours)
+SUBJECTS = {"C1-paper": "printed construction D, D' [P]", "C2-counterexample": "counterexample h* [X]",
+            "C3-repaired": "repaired 8-point construction [X]", "C4-privacy-loss": "privacy loss on D, D' [X]",
+            "C5-slack": "slack relaxation [X]"}
 
 
 def _render(value: Any) -> Any:
@@ -63,6 +67,13 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     TrialOutput
         One record of scalar metrics (floats) and exact per-hypothesis tables.
     """
+    out = _dispatch(params, ctx)
+    for record in out.records:
+        record.setdefault("method", SUBJECTS[str(params["check"])])
+    return out
+
+
+def _dispatch(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     check = str(params["check"])
     zeta = Fraction(str(params["zeta"]))
     step = _fraction(params, "grid_step", DEFAULT_GRID_STEP)
