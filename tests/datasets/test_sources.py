@@ -15,6 +15,7 @@ EXPECTED_NAMES = {
     "adult-data", "adult-test", "adult-names", "adult-reconstruction", "compas-two-years",
     "lsac-bar-pass", "parkinsons-updrs", "parkinsons-names", "credit-card-xls",
     "credit-card-tsv", "db-adult-processed-26k", "db-lsac", "acs-income-ca-2018-test",
+    "utkface-archive", "utkface-image-list",
 }
 CREDIT_XLS_SHA = "30c6be3abd8dcfd3e6096c828bad8c2f011238620f5369220bd60cfc82700933"
 

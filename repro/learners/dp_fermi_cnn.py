@@ -1,0 +1,322 @@
+"""DP-FERMI with a JAX model: the paper's 9-conv VGG-like CNN on UTKFace (Figure 5), same semantics as
+the numpy engine.
+
+Spec: seed-004-dpfermi.md §3 (multi-class ERMI, softmax F, W ∈ R^{k×l}), §4.1 (Algorithm 1), §4.3 (the
+authors' code: batch-gradient clip, θ noise ×1, W noise ×λ, Frobenius ball, W₀ ~ N(0, 1), shuffled
+epochs, last iterate; for UTKFace the code's 9×9 W is used only through its first 5 rows = the paper's
+W ∈ R^{5×9}), §5 (Theorem 3.3 noise), §7.5 (model and training), §7.6 (compute).
+
+Semantics are those of :func:`repro.learners.dp_fermi.train_dp_fermi` with ``head="softmax"``,
+``ermi_form="full"``, ``fairness="dp"`` and ``theta_clip`` ``none``/``batch`` (the ``reference`` path;
+the accountant-calibrated per-sample modes are not implemented here). Per step, on the batch B:
+
+    objective(θ, W) = mean_B CE(F_θ(x), y) + λ · mean_B ψ̂_i(θ, W),
+    ψ̂_i = −Σ_j f_j ‖W_{:,j}‖² + (2/√p̂_S(s_i)) Σ_j W_{s_i,j} f_j − 1,       f = softmax(model_θ(x_i))
+    g_θ = ∇_θ objective, clipped as a whole to ``clip_norm`` (``batch``), + σ_θ·u (×λ if ``lambda``)
+    g_W = λ ∇_W mean_B ψ̂_i + σ_W·V (×λ if ``w_noise_scale="lambda"``),
+    θ ← θ − η_θ g_θ,   W ← Π(W + η_W g_W)          (both gradients at (θ_t, W_t))
+
+**Randomness is drawn exactly as the numpy engine draws it**, from the same numpy Generator in the same
+order: θ initialisation (PyTorch ``nn.Linear`` / ``Conv2d`` defaults), W₀, the batch permutation of each
+epoch, then per step the θ noise (one standard normal per parameter, in parameter order) and the W noise.
+So on a linear softmax model this trainer reproduces the numpy engine's numbers (tested; float64 under
+``jax.enable_x64``). The device only runs the deterministic step; noise comes from the host.
+
+Model (:func:`vgg_init`, :func:`vgg_apply`; spec §7.5): 3×3 convs (padding 1) 3→8→16→16(s2)→32→64→64(s2)
+→128→256→256(s2), each followed by instance normalisation (no affine) after conv1_2, conv1, conv2_2, conv2,
+conv3_2, conv3, then ReLU (order conv → norm → ReLU is ours, [I]); flatten; FC to 9 logits. Inputs are uint8
+images scaled to [0, 1] (torchvision ``ToTensor``). 1,612,713 parameters at 128 px (the paper's "≈ 1.6M");
+the convolutions hold 1,022,880 at every resolution, the FC 256·(r/8)²·9 + 9. Instance statistics are used
+at evaluation too (ours: the authors' ``track_running_stats`` would switch to running averages under
+``model.eval()``, which the code may or may not call).
+
+JAX is an optional dependency (``pip install -e ".[vision]"``); importing this module without it raises
+:class:`repro.errors.MissingExtraError` with that command.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from repro.errors import InvalidParameterError, MissingExtraError
+from repro.learners.dp_fermi import DPFermiConfig, _batch_indices, _init_theta
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError as err:  # pragma: no cover - exercised only without the extra
+    raise MissingExtraError(
+        "DP-FERMI on images needs JAX: install the vision extra with `pip install -e \".[vision]\"` "
+        "(CPU wheel; `pip install \"jax[cuda12]\"` for an NVIDIA GPU).") from err
+
+__all__ = ["VGG_CHANNELS", "VGG_STRIDES", "VGG_NORM", "vgg_param_count", "vgg_init", "vgg_apply",
+           "linear_init", "linear_apply", "CnnResult", "train_dp_fermi_jax", "predict", "select_device"]
+
+#: (in, out) channels of the 9 convolutions and their strides; spec §7.5
+VGG_CHANNELS = ((3, 8), (8, 16), (16, 16), (16, 32), (32, 64), (64, 64), (64, 128), (128, 256), (256, 256))
+VGG_STRIDES = (1, 1, 2, 1, 1, 2, 1, 1, 2)
+#: instance norm after conv1_2, conv1, conv2_2, conv2, conv3_2, conv3 (not after the _1 layers)
+VGG_NORM = (False, True, True, False, True, True, False, True, True)
+
+Params = tuple[Any, ...]
+
+
+def vgg_param_count(resolution: int, n_classes: int = 9) -> int:
+    """Number of parameters of the VGG-like CNN at input ``resolution`` (1,612,713 at 128, 9 classes)."""
+    _check_resolution(resolution)
+    conv = sum(9 * a * b + b for a, b in VGG_CHANNELS)
+    return conv + 256 * (resolution // 8) ** 2 * n_classes + n_classes
+
+
+def _check_resolution(resolution: int) -> None:
+    if resolution < 8 or resolution % 8:
+        raise InvalidParameterError(f"the CNN needs a resolution that is a multiple of 8 (>= 8); got {resolution}.")
+
+
+def vgg_init(rng: np.random.Generator, resolution: int, n_classes: int = 9) -> Params:
+    """PyTorch's default initialisation (weights and biases U(−1/√fan_in, 1/√fan_in)), from ``rng``.
+
+    Returns the tuple (w1, b1, …, w9, b9, w_fc, b_fc): conv weights HWIO (3, 3, in, out), FC (in, out)."""
+    _check_resolution(resolution)
+    out: list[np.ndarray] = []
+    for a, b in VGG_CHANNELS:
+        bound = 1.0 / math.sqrt(9 * a)
+        out.append(rng.uniform(-bound, bound, size=(b, a, 3, 3)).transpose(2, 3, 1, 0).copy())
+        out.append(rng.uniform(-bound, bound, size=b))
+    fan_in = 256 * (resolution // 8) ** 2
+    bound = 1.0 / math.sqrt(fan_in)
+    out.append(rng.uniform(-bound, bound, size=(n_classes, fan_in)).T.copy())
+    out.append(rng.uniform(-bound, bound, size=n_classes))
+    return tuple(out)
+
+
+def _instance_norm(h, eps: float = 1e-5):
+    mean = h.mean(axis=(1, 2), keepdims=True)
+    var = h.var(axis=(1, 2), keepdims=True)
+    return (h - mean) / jnp.sqrt(var + eps)
+
+
+def vgg_apply(params: Params, x) -> Any:
+    """Logits (N, n_classes) of uint8 or float images (N, r, r, 3); uint8 is scaled to [0, 1]."""
+    h = x.astype(params[0].dtype) / 255.0 if x.dtype == jnp.uint8 else x
+    for i, (stride, norm) in enumerate(zip(VGG_STRIDES, VGG_NORM, strict=True)):
+        h = jax.lax.conv_general_dilated(h, params[2 * i], (stride, stride), ((1, 1), (1, 1)),
+                                         dimension_numbers=("NHWC", "HWIO", "NHWC")) + params[2 * i + 1]
+        if norm:
+            h = _instance_norm(h)
+        h = jax.nn.relu(h)
+    # flatten in PyTorch's (C, H, W) order so the FC weight layout matches nn.Linear on NCHW
+    h = h.transpose(0, 3, 1, 2).reshape(h.shape[0], -1)
+    return h @ params[-2] + params[-1]
+
+
+def linear_init(rng: np.random.Generator, d: int, n_classes: int) -> Params:
+    """θ of ``nn.Linear(d, n_classes)`` drawn exactly as the numpy engine draws it: (w (d, l), b (l,))."""
+    w, b = _init_theta(d, n_classes, 1, rng)
+    return (w[:, 0, :].copy(), b[0].copy())
+
+
+def linear_apply(params: Params, x) -> Any:
+    """Logits x w + b of a linear softmax model (the numpy engine's ``head="softmax"``)."""
+    return x @ params[0] + params[1]
+
+
+@dataclass(frozen=True)
+class CnnResult:
+    """Final θ (host arrays), W (k × l), steps, timing and the device the steps ran on."""
+
+    params: Params
+    W: np.ndarray
+    steps: int
+    seconds: float
+    images_per_second: float
+    device: str
+    config: DPFermiConfig
+
+
+def select_device(device: str = "auto"):
+    """The JAX device for ``device``: ``auto`` (JAX's default: an accelerator when one is visible),
+    ``cpu``, ``gpu`` or ``tpu``.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the requested kind has no device here (names the fix)."""
+    if device == "auto":
+        return jax.devices()[0]
+    if device not in ("cpu", "gpu", "tpu"):
+        raise InvalidParameterError(f"device must be auto, cpu, gpu or tpu; got {device!r}.")
+    try:
+        return jax.devices(device)[0]
+    except RuntimeError as err:
+        raise InvalidParameterError(
+            f"no {device} device is visible to JAX ({err}); use --set device=auto or cpu, or install "
+            "the accelerator wheel (e.g. `pip install \"jax[cuda12]\"`).") from err
+
+
+def _check_config(cfg: DPFermiConfig) -> None:
+    unsupported = {
+        "head": ("softmax",), "ermi_form": ("full",), "fairness": ("dp",), "theta_clip": ("none", "batch"),
+        "sampling": ("shuffle", "uniform"), "return_iterate": ("last",)}
+    for key, ok in unsupported.items():
+        if getattr(cfg, key) not in ok:
+            raise InvalidParameterError(
+                f"the JAX DP-FERMI trainer supports {key} in {ok}; got {getattr(cfg, key)!r} "
+                "(use repro.learners.dp_fermi for the other modes).")
+
+
+def _make_step(apply: Callable, cfg: DPFermiConfig, shapes: Sequence[tuple[int, ...]]):
+    sizes = [int(np.prod(s)) for s in shapes]
+    splits = np.cumsum(sizes)[:-1].tolist()
+
+    def objective(params, W, xb, yb, sb, mask, isp, lam):
+        logits = apply(params, xb)
+        logp = jax.nn.log_softmax(logits, axis=1)
+        f = jnp.exp(logp)
+        m = mask.sum()
+        ce = -(jnp.take_along_axis(logp, yb[:, None], axis=1)[:, 0] * mask).sum() / m
+        psi_i = -(f * (W * W).sum(axis=0)[None, :]).sum(axis=1) + 2 * isp[sb] * (W[sb] * f).sum(axis=1) - 1
+        psi = (psi_i * mask).sum() / m
+        return ce + lam * psi
+
+    grad = jax.grad(objective, argnums=(0, 1))
+
+    def step(params, W, X, Y, S, idx, mask, isp, lam, u, V, th_std, w_std):
+        xb, yb, sb = X[idx], Y[idx], S[idx]
+        g, gW = grad(params, W, xb, yb, sb, mask, isp, lam)
+        if cfg.theta_clip == "batch":
+            norm = jnp.sqrt(sum(jnp.sum(t * t) for t in g))
+            div = jnp.maximum(1.0, norm / cfg.clip_norm)
+            g = tuple(t / div for t in g)
+        noise = jnp.split(u, splits) if splits else [u]
+        params = tuple(p - cfg.lr_theta * (t + n.reshape(p.shape) * th_std)
+                       for p, t, n in zip(params, g, noise, strict=True))
+        W = W + cfg.lr_w * (gW + V * w_std)
+        if cfg.w_projection == "box":
+            W = jnp.clip(W, -cfg.w_radius, cfg.w_radius)
+        else:
+            norm_w = jnp.sqrt(jnp.sum(W * W))
+            W = W * jnp.where(norm_w > cfg.w_radius, cfg.w_radius / jnp.maximum(norm_w, 1e-300), 1.0)
+        return params, W
+
+    return jax.jit(step)
+
+
+def train_dp_fermi_jax(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFermiConfig, *,
+                       rng: np.random.Generator, model: str = "vgg", device: str = "auto",
+                       n_classes: int | None = None, progress: Callable[[int, int, float], None] | None = None) -> CnnResult:
+    """Train one DP-FERMI model (reference semantics of the numpy engine) with a JAX model.
+
+    Parameters
+    ----------
+    X, y, s
+        Inputs (``vgg``: uint8 images (n, r, r, 3); ``linear``: features (n, d)), labels 0..l−1, groups 0..k−1.
+    config
+        :class:`repro.learners.dp_fermi.DPFermiConfig` with ``head="softmax"``, ``ermi_form="full"`` and
+        ``theta_clip`` ``none`` or ``batch``; σ_θ, σ_W as from Theorem 3.3.
+    rng
+        Source of the initialisation, batches and noise, consumed in the numpy engine's order.
+    model
+        ``vgg`` (the paper's CNN) or ``linear`` (softmax regression; the cross-check against the engine).
+    device
+        See :func:`select_device`.
+    n_classes
+        Number of classes l (default: max label + 1, at least 2, as the numpy engine infers it).
+    progress
+        Called as ``progress(step, total_steps, images_per_second)`` about 20 times per run.
+
+    Spec: seed-004 §4.1, §4.3, §7.5.
+    """
+    _check_config(config)
+    cfg = config
+    yi = np.asarray(y).astype(np.int64)
+    s = np.asarray(s, dtype=np.int64)
+    n = yi.size
+    if X.shape[0] != n or s.shape != (n,):
+        raise InvalidParameterError(f"X, y, s must have n rows; got {X.shape}, {yi.shape}, {s.shape}.")
+    if yi.min() < 0:
+        raise InvalidParameterError("labels must be integers 0, 1, … (class indices).")
+    inferred = max(int(yi.max()) + 1, 2)
+    if n_classes is None:
+        n_classes = inferred
+    elif n_classes < inferred:
+        raise InvalidParameterError(f"n_classes={n_classes} but the labels go up to {inferred - 1}.")
+    k = int(s.max()) + 1
+    p = np.bincount(s, minlength=k) / n
+    if np.any(p <= 0):
+        raise InvalidParameterError(f"every group must appear in the training set; got proportions {p}.")
+    isp = 1.0 / np.sqrt(p)
+    dev = select_device(device)
+    dtype = jnp.zeros(()).dtype  # float32, or float64 under jax.enable_x64
+
+    if model == "vgg":
+        if X.ndim != 4 or X.shape[3] != 3 or X.shape[1] != X.shape[2]:
+            raise InvalidParameterError(f"vgg needs images (n, r, r, 3); got shape {X.shape}.")
+        params0 = vgg_init(rng, X.shape[1], n_classes)
+        apply = vgg_apply
+    elif model == "linear":
+        params0 = linear_init(rng, X.shape[1], n_classes)
+        apply = linear_apply
+    else:
+        raise InvalidParameterError(f"model must be 'vgg' or 'linear'; got {model!r}.")
+    W0 = rng.standard_normal((k, n_classes)) if cfg.w_init == "normal" else np.zeros((k, n_classes))
+    shapes = [q.shape for q in params0]
+    n_params = sum(int(np.prod(sh)) for sh in shapes)
+    steps = math.ceil(n / cfg.batch_size) * cfg.epochs
+    lam = cfg.lam
+    th_std = cfg.sigma_theta * (lam if cfg.theta_noise_scale == "lambda" else 1.0)
+    w_std = cfg.sigma_w * (lam if cfg.w_noise_scale == "lambda" else 1.0)
+    draw_theta, draw_w = cfg.sigma_theta > 0, cfg.sigma_w > 0
+
+    step_fn = _make_step(apply, cfg, shapes)
+    put = lambda a, dt=None: jax.device_put(np.asarray(a, dtype=dt), dev)  # noqa: E731
+    with jax.default_device(dev):
+        Xd = put(X, np.uint8 if model == "vgg" else dtype)
+        Yd, Sd = put(yi, np.int32), put(s, np.int32)
+        params = tuple(put(q, dtype) for q in params0)
+        W = put(W0, dtype)
+        isp_d = put(isp, dtype)
+        zeros_u, zeros_v = put(np.zeros(n_params), dtype), put(np.zeros((k, n_classes)), dtype)
+        B = min(cfg.batch_size, n)
+        t0 = time.perf_counter()
+        done = 0
+        every = max(1, steps // 20)
+        for t, idx in enumerate(_batch_indices(n, cfg, rng), start=1):
+            m = idx.size
+            pad = np.zeros(B, dtype=np.int32)
+            pad[:m] = idx
+            mask = np.zeros(B)
+            mask[:m] = 1.0
+            u = put(rng.standard_normal(n_params), dtype) if draw_theta else zeros_u
+            V = put(rng.standard_normal((k, n_classes)), dtype) if draw_w else zeros_v
+            params, W = step_fn(params, W, Xd, Yd, Sd, put(pad), put(mask, dtype), isp_d, lam, u, V,
+                                th_std, w_std)
+            done += m
+            if progress is not None and (t % every == 0 or t == steps):
+                jax.block_until_ready(W)
+                progress(t, steps, done / max(time.perf_counter() - t0, 1e-9))
+        jax.block_until_ready(W)
+        seconds = time.perf_counter() - t0
+    return CnnResult(tuple(np.asarray(q) for q in params), np.asarray(W), steps, seconds,
+                     done / max(seconds, 1e-9), f"{dev.platform}:{dev.id}", cfg)
+
+
+def predict(params: Params, X: np.ndarray, *, model: str = "vgg", batch: int = 512, device: str = "auto"
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """(argmax labels, class probabilities) of a trained model, in chunks of ``batch`` rows."""
+    apply = {"vgg": vgg_apply, "linear": linear_apply}.get(model)
+    if apply is None:
+        raise InvalidParameterError(f"model must be 'vgg' or 'linear'; got {model!r}.")
+    dev = select_device(device)
+    fn = jax.jit(lambda p, x: jax.nn.softmax(apply(p, x), axis=1))
+    with jax.default_device(dev):
+        pd = tuple(jax.device_put(q, dev) for q in params)
+        probs = [np.asarray(fn(pd, jax.device_put(X[i:i + batch], dev))) for i in range(0, X.shape[0], batch)]
+    prob = np.concatenate(probs, axis=0) if probs else np.zeros((0, 0))
+    return prob.argmax(axis=1), prob

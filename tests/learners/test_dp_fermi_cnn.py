@@ -1,0 +1,115 @@
+"""JAX DP-FERMI trainer (spec seed-004 §3, §4.3, §7.5): parity with the numpy engine, the CNN's size."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+from repro.errors import InvalidParameterError  # noqa: E402
+from repro.learners.dp_fermi import DPFermiConfig, train_dp_fermi  # noqa: E402
+from repro.learners.dp_fermi_cnn import (  # noqa: E402
+    predict,
+    train_dp_fermi_jax,
+    vgg_apply,
+    vgg_init,
+    vgg_param_count,
+)
+
+
+def _data(n: int = 300, d: int = 6, classes: int = 4, k: int = 3, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    s = rng.integers(0, k, size=n)
+    logits = X @ rng.normal(size=(d, classes)) + 0.8 * np.eye(k, classes)[s]
+    y = np.array([rng.choice(classes, p=np.exp(r) / np.exp(r).sum()) for r in logits])
+    return X, y, s
+
+
+REF = DPFermiConfig(head="softmax", ermi_form="full", lr_theta=0.05, lr_w=0.1, batch_size=64, epochs=3,
+                    clip_norm=1.0, w_radius=2.0, sigma_theta=0.3, sigma_w=0.2)
+
+
+@pytest.mark.parametrize("changes", [
+    {},                                                   # reference: batch clip, θ noise ×1, W noise ×λ
+    {"lam": 0.0},                                         # λ = 0 still draws (and scales) the noise
+    {"theta_clip": "none", "sigma_theta": 0.0, "sigma_w": 0.0, "lam": 2.0},   # non-private FERMI
+    {"theta_noise_scale": "lambda", "w_noise_scale": "one", "w_projection": "box", "w_init": "zeros"},
+])
+def test_linear_softmax_matches_numpy_engine(changes: dict) -> None:
+    """On a linear softmax model the JAX trainer gives the numpy engine's numbers (float64, same generator):
+    same θ, same W and the same predictions after 3 shuffled epochs with a partial last batch."""
+    X, y, s = _data()
+    cfg = REF.with_(**changes)
+    ref = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(7))
+    with jax.enable_x64(True):
+        out = train_dp_fermi_jax(X, y, s, cfg, rng=np.random.default_rng(7), model="linear", device="cpu")
+        labels, _ = predict(out.params, X, model="linear", device="cpu")
+    assert out.steps == ref.steps == 3 * 5
+    np.testing.assert_allclose(out.params[0], ref.model.w, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(out.params[1], ref.model.b, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(out.W, ref.W[0], rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(labels, ref.model.predict(X))
+
+
+def test_linear_float32_close_to_engine() -> None:
+    """In the default float32 the same run stays within 1e-4 of the float64 engine."""
+    X, y, s = _data()
+    ref = train_dp_fermi(X, y, s, REF, rng=np.random.default_rng(3))
+    out = train_dp_fermi_jax(X, y, s, REF, rng=np.random.default_rng(3), model="linear", device="cpu")
+    np.testing.assert_allclose(out.params[0], ref.model.w, atol=1e-4)
+    np.testing.assert_allclose(out.W, ref.W[0], atol=1e-4)
+
+
+def test_lambda_moves_the_solution_and_noise_matters() -> None:
+    """Guards against a trainer that ignores λ or the noise (both must change θ)."""
+    X, y, s = _data()
+    base = train_dp_fermi_jax(X, y, s, REF, rng=np.random.default_rng(1), model="linear", device="cpu")
+    other_lam = train_dp_fermi_jax(X, y, s, REF.with_(lam=3.0), rng=np.random.default_rng(1), model="linear",
+                                   device="cpu")
+    no_noise = train_dp_fermi_jax(X, y, s, REF.with_(sigma_theta=0.0), rng=np.random.default_rng(1),
+                                  model="linear", device="cpu")
+    assert np.abs(base.params[0] - other_lam.params[0]).max() > 1e-3
+    assert np.abs(base.params[0] - no_noise.params[0]).max() > 1e-3
+
+
+def test_vgg_parameter_count_and_shapes() -> None:
+    """Spec §7.5: 1,612,713 parameters at 128 px; the FC input is 256·(r/8)²."""
+    assert vgg_param_count(128) == 1_612_713
+    assert vgg_param_count(32) == 1_022_880 + 256 * 16 * 9 + 9
+    params = vgg_init(np.random.default_rng(0), 32)
+    assert sum(p.size for p in params) == vgg_param_count(32)
+    x = np.random.default_rng(1).integers(0, 256, size=(2, 32, 32, 3), dtype=np.uint8)
+    logits = np.asarray(vgg_apply(tuple(jax.numpy.asarray(p, dtype="float32") for p in params),
+                                  jax.numpy.asarray(x)))
+    assert logits.shape == (2, 9) and np.all(np.isfinite(logits))
+    with pytest.raises(InvalidParameterError, match="multiple of 8"):
+        vgg_param_count(30)
+
+
+def test_vgg_instance_norm_makes_each_image_independent_of_the_batch() -> None:
+    """Padding rows (masked in the loss) must not change other images' logits: per-image normalisation."""
+    params = tuple(jax.numpy.asarray(p, dtype="float32") for p in vgg_init(np.random.default_rng(0), 16))
+    x = np.random.default_rng(2).integers(0, 256, size=(3, 16, 16, 3), dtype=np.uint8)
+    both = np.asarray(vgg_apply(params, jax.numpy.asarray(x)))
+    alone = np.asarray(vgg_apply(params, jax.numpy.asarray(x[:1])))
+    np.testing.assert_allclose(both[:1], alone, atol=1e-5)
+
+
+def test_cnn_training_step_runs_and_rejects_unsupported_modes() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 256, size=(40, 16, 16, 3), dtype=np.uint8)
+    y = rng.integers(0, 9, size=40)
+    s = np.arange(40) % 5
+    cfg = DPFermiConfig(head="softmax", ermi_form="full", lr_theta=0.001, lr_w=0.005, batch_size=16, epochs=1,
+                        clip_norm=2.0, w_radius=2.0, sigma_theta=0.1, sigma_w=0.1, lam=10.0)
+    out = train_dp_fermi_jax(X, y, s, cfg, rng=np.random.default_rng(0), device="cpu", n_classes=9)
+    assert out.steps == 3 and out.W.shape == (5, 9) and np.linalg.norm(out.W) <= 2.0 + 1e-6
+    labels, prob = predict(out.params, X, device="cpu")
+    assert labels.shape == (40,) and np.allclose(prob.sum(axis=1), 1.0, atol=1e-5)
+    with pytest.raises(InvalidParameterError, match="theta_clip"):
+        train_dp_fermi_jax(X, y, s, cfg.with_(theta_clip="per_sample", noise_multiplier=1.0),
+                           rng=np.random.default_rng(0), device="cpu")
+    with pytest.raises(InvalidParameterError, match="device"):
+        train_dp_fermi_jax(X, y, s, cfg, rng=np.random.default_rng(0), device="quantum")
