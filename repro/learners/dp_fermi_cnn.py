@@ -36,9 +36,10 @@ JAX is an optional dependency (``pip install -e ".[vision]"``); importing this m
 
 from __future__ import annotations
 
+import functools
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,7 +172,10 @@ def _check_config(cfg: DPFermiConfig) -> None:
                 "(use repro.learners.dp_fermi for the other modes).")
 
 
-def _make_step(apply: Callable, cfg: DPFermiConfig, shapes: Sequence[tuple[int, ...]]):
+@functools.lru_cache(maxsize=16)
+def _make_step(apply: Callable, theta_clip: str, clip_norm: float, lr_theta: float, lr_w: float,
+               w_projection: str, w_radius: float, shapes: tuple[tuple[int, ...], ...]):
+    """The jitted step; cached on everything it closes over, so the runs of one λ grid compile once."""
     sizes = [int(np.prod(s)) for s in shapes]
     splits = np.cumsum(sizes)[:-1].tolist()
 
@@ -190,19 +194,19 @@ def _make_step(apply: Callable, cfg: DPFermiConfig, shapes: Sequence[tuple[int, 
     def step(params, W, X, Y, S, idx, mask, isp, lam, u, V, th_std, w_std):
         xb, yb, sb = X[idx], Y[idx], S[idx]
         g, gW = grad(params, W, xb, yb, sb, mask, isp, lam)
-        if cfg.theta_clip == "batch":
+        if theta_clip == "batch":
             norm = jnp.sqrt(sum(jnp.sum(t * t) for t in g))
-            div = jnp.maximum(1.0, norm / cfg.clip_norm)
+            div = jnp.maximum(1.0, norm / clip_norm)
             g = tuple(t / div for t in g)
         noise = jnp.split(u, splits) if splits else [u]
-        params = tuple(p - cfg.lr_theta * (t + n.reshape(p.shape) * th_std)
+        params = tuple(p - lr_theta * (t + n.reshape(p.shape) * th_std)
                        for p, t, n in zip(params, g, noise, strict=True))
-        W = W + cfg.lr_w * (gW + V * w_std)
-        if cfg.w_projection == "box":
-            W = jnp.clip(W, -cfg.w_radius, cfg.w_radius)
+        W = W + lr_w * (gW + V * w_std)
+        if w_projection == "box":
+            W = jnp.clip(W, -w_radius, w_radius)
         else:
             norm_w = jnp.sqrt(jnp.sum(W * W))
-            W = W * jnp.where(norm_w > cfg.w_radius, cfg.w_radius / jnp.maximum(norm_w, 1e-300), 1.0)
+            W = W * jnp.where(norm_w > w_radius, w_radius / jnp.maximum(norm_w, 1e-300), 1.0)
         return params, W
 
     return jax.jit(step)
@@ -274,7 +278,8 @@ def train_dp_fermi_jax(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFe
     w_std = cfg.sigma_w * (lam if cfg.w_noise_scale == "lambda" else 1.0)
     draw_theta, draw_w = cfg.sigma_theta > 0, cfg.sigma_w > 0
 
-    step_fn = _make_step(apply, cfg, shapes)
+    step_fn = _make_step(apply, cfg.theta_clip, cfg.clip_norm, cfg.lr_theta, cfg.lr_w, cfg.w_projection,
+                         cfg.w_radius, tuple(shapes))
     put = lambda a, dt=None: jax.device_put(np.asarray(a, dtype=dt), dev)  # noqa: E731
     with jax.default_device(dev):
         Xd = put(X, np.uint8 if model == "vgg" else dtype)
@@ -307,6 +312,11 @@ def train_dp_fermi_jax(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFe
                      done / max(seconds, 1e-9), f"{dev.platform}:{dev.id}", cfg)
 
 
+@functools.lru_cache(maxsize=4)
+def _predict_fn(apply: Callable):
+    return jax.jit(lambda p, x: jax.nn.softmax(apply(p, x), axis=1))
+
+
 def predict(params: Params, X: np.ndarray, *, model: str = "vgg", batch: int = 512, device: str = "auto"
             ) -> tuple[np.ndarray, np.ndarray]:
     """(argmax labels, class probabilities) of a trained model, in chunks of ``batch`` rows."""
@@ -314,7 +324,7 @@ def predict(params: Params, X: np.ndarray, *, model: str = "vgg", batch: int = 5
     if apply is None:
         raise InvalidParameterError(f"model must be 'vgg' or 'linear'; got {model!r}.")
     dev = select_device(device)
-    fn = jax.jit(lambda p, x: jax.nn.softmax(apply(p, x), axis=1))
+    fn = _predict_fn(apply)
     with jax.default_device(dev):
         pd = tuple(jax.device_put(q, dev) for q in params)
         probs = [np.asarray(fn(pd, jax.device_put(X[i:i + batch], dev))) for i in range(0, X.shape[0], batch)]

@@ -128,3 +128,16 @@ def test_top_level_key_swallowed_by_params_table_is_reported(tmp_path: Path) -> 
     path = write(tmp_path, base_text().replace("x = 1.0\n", 'x = 1.0\ncells = [{ epsilon = 1.0 }]\n', 1))
     with pytest.raises(ExperimentFileError, match="params.cells.*move it above"):
         load_experiment(path)
+
+
+def test_optional_cpu_profile(tmp_path: Path) -> None:
+    """``cpu`` is an optional third profile: it loads when declared, an unknown name is still rejected,
+    and asking a file without it for ``cpu`` names the valid profiles."""
+    text = base_text() + "\n[profiles.cpu]\nseeds = 2\n[profiles.cpu.params]\nx = 2.0\n"
+    spec = load_experiment(write(tmp_path, text))
+    assert spec.profile("cpu").seeds == 2 and spec.fixed_params("cpu") == {"x": 2.0}
+    with pytest.raises(ExperimentFileError, match="profiles.gpu"):
+        load_experiment(write(tmp_path, base_text() + "\n[profiles.gpu]\nseeds = 1\n", name="toy"))
+    plain = load_experiment(FIXTURE)
+    with pytest.raises(InvalidParameterError, match="has no profile 'cpu'; valid: smoke, full"):
+        plain.profile("cpu")
