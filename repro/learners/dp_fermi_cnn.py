@@ -56,7 +56,7 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
         "DP-FERMI on images needs JAX: install the vision extra with `pip install -e \".[vision]\"` "
         "(CPU wheel; `pip install \"jax[cuda12]\"` for an NVIDIA GPU).") from err
 
-__all__ = ["VGG_CHANNELS", "VGG_STRIDES", "VGG_NORM", "vgg_param_count", "vgg_init", "vgg_apply",
+__all__ = ["VGG_CHANNELS", "VGG_STRIDES", "VGG_NORM", "vgg_param_count", "vgg_init", "vgg_apply", "psi_batch",
            "linear_init", "linear_apply", "CnnResult", "train_dp_fermi_jax", "predict", "select_device"]
 
 #: (in, out) channels of the 9 convolutions and their strides; spec §7.5
@@ -128,6 +128,17 @@ def linear_apply(params: Params, x) -> Any:
     return x @ params[0] + params[1]
 
 
+def psi_batch(f, s, W, isp, mask=None):
+    """Batch mean of ψ̂_i(θ, W) = −Σ_j f_ij ‖W_{:,j}‖² + 2 isp[s_i] Σ_j W_{s_i,j} f_ij − 1 (rows with mask 0 left out).
+
+    ``f`` (m, l) soft predictions, ``s`` (m,) groups, ``W`` (k, l), ``isp`` = 1/√p̂_S (k,). Its maximum over W
+    is the multi-class ERMI of (Ŷ, S) on the batch (spec §3 "Inner maximizer"; tested)."""
+    psi_i = -(f * (W * W).sum(axis=0)[None, :]).sum(axis=1) + 2 * isp[s] * (W[s] * f).sum(axis=1) - 1
+    if mask is None:
+        return psi_i.mean()
+    return (psi_i * mask).sum() / mask.sum()
+
+
 @dataclass(frozen=True)
 class CnnResult:
     """Final θ (host arrays), W (k × l), steps, timing and the device the steps ran on."""
@@ -183,11 +194,8 @@ def _make_step(apply: Callable, theta_clip: str, clip_norm: float, lr_theta: flo
         logits = apply(params, xb)
         logp = jax.nn.log_softmax(logits, axis=1)
         f = jnp.exp(logp)
-        m = mask.sum()
-        ce = -(jnp.take_along_axis(logp, yb[:, None], axis=1)[:, 0] * mask).sum() / m
-        psi_i = -(f * (W * W).sum(axis=0)[None, :]).sum(axis=1) + 2 * isp[sb] * (W[sb] * f).sum(axis=1) - 1
-        psi = (psi_i * mask).sum() / m
-        return ce + lam * psi
+        ce = -(jnp.take_along_axis(logp, yb[:, None], axis=1)[:, 0] * mask).sum() / mask.sum()
+        return ce + lam * psi_batch(f, sb, W, isp, mask)
 
     grad = jax.grad(objective, argnums=(0, 1))
 

@@ -113,3 +113,35 @@ def test_cnn_training_step_runs_and_rejects_unsupported_modes() -> None:
                            rng=np.random.default_rng(0), device="cpu")
     with pytest.raises(InvalidParameterError, match="device"):
         train_dp_fermi_jax(X, y, s, cfg, rng=np.random.default_rng(0), device="quantum")
+
+
+def test_multiclass_ermi_is_the_max_of_psi() -> None:
+    """Spec §3 / §10 item 1 for l = 9 classes, k = 5 groups: mean ψ̂ at W* = P̂_S^{-1/2} Jᵀ diag(p̂_Ŷ)^{-1}
+    equals the ERMI Σ p̂(j,r)²/(p̂(j)p̂(r)) − 1 (the numpy engine's ``ermi``), and gradient ascent from W = 0
+    reaches it (W* is the maximiser)."""
+    from repro.learners.dp_fermi import ermi
+    from repro.learners.dp_fermi_cnn import psi_batch
+
+    rng = np.random.default_rng(4)
+    n, ell, k = 500, 9, 5
+    s = rng.integers(0, k, size=n)
+    z = rng.normal(size=(n, ell)) + 1.5 * np.eye(k, ell)[s]
+    f = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    p_s = np.bincount(s, minlength=k) / n
+    isp = 1 / np.sqrt(p_s)
+    J = f.T @ np.eye(k)[s] / n                     # (l, k) joint p̂(j, r)
+    W_star = (isp[:, None] * J.T) / f.mean(axis=0)[None, :]
+    target = ermi(f, s, k)
+    assert target > 0.01
+    with jax.enable_x64(True):
+        jnp = jax.numpy
+        value = float(psi_batch(jnp.asarray(f), jnp.asarray(s), jnp.asarray(W_star), jnp.asarray(isp)))
+        assert value == pytest.approx(target, abs=1e-12)
+        grad = jax.jit(jax.grad(lambda W: psi_batch(jnp.asarray(f), jnp.asarray(s), W, jnp.asarray(isp))))
+        W = jnp.zeros((k, ell))
+        for _ in range(3000):
+            W = W + 2.0 * grad(W)
+        assert float(psi_batch(jnp.asarray(f), jnp.asarray(s), W, jnp.asarray(isp))) == pytest.approx(target, abs=1e-6)
+        np.testing.assert_allclose(np.asarray(W), W_star, atol=1e-3)
+    # ERMI is 0 when the predictions do not depend on the group
+    assert ermi(np.tile(f[:1], (n, 1)), s, k) == pytest.approx(0.0, abs=1e-12)

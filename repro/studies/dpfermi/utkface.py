@@ -50,6 +50,8 @@ __all__ = ["run_trial", "RELEASED_LAMBDAS", "dp_violation_multiclass", "split_in
 log = logging.getLogger(__name__)
 
 VERSION = "1"
+#: importable modules this study needs beyond the base install (the ``vision`` extra)
+REQUIRES = ("jax",)
 CODE_DEPENDENCIES = ("repro.learners.dp_fermi_cnn", "repro.learners.dp_fermi", "repro.datasets.utkface",
                      "repro.privacy.dpfermi_noise")
 
