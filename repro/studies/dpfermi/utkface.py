@@ -42,10 +42,11 @@ import numpy as np
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import sp_gap
 from repro.learners.dp_fermi import DPFermiConfig, group_floor
-from repro.privacy.dpfermi_noise import accountant_epsilons, theorem33_noise
+from repro.privacy.dpfermi_noise import NoiseLevels, accountant_epsilons, theorem33_noise
 from repro.trial import TrialContext, TrialOutput
 
-__all__ = ["run_trial", "RELEASED_LAMBDAS", "dp_violation_multiclass", "split_indices", "plot", "report_markdown"]
+__all__ = ["run_trial", "RELEASED_LAMBDAS", "dp_violation_multiclass", "split_indices", "noise_levels", "plot",
+           "report_markdown"]
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,17 @@ def split_indices(n: int, subsample: int, train_fraction: float, rng: np.random.
     return perm[:n_train], perm[n_train:]
 
 
+def noise_levels(n: int, rho: float, epsilon: float, epochs: int, batch_size: int, clip_norm: float,
+                 w_radius: float) -> tuple[NoiseLevels, dict[str, float]]:
+    """Theorem 3.3(a) σ's (δ = 1/n², T = epochs·⌈n/m⌉, L_θ = ``clip_norm``, D = ``w_radius``) with the
+    theorem's conditions, and the RDP accountant's ε of that noise (one block, joint). Spec §5 (UTKFace row)."""
+    steps = epochs * math.ceil(n / batch_size)
+    delta = 1.0 / n**2
+    noise = theorem33_noise(n, steps, batch_size, rho, epsilon, delta, scope="sensitive", lipschitz=clip_norm,
+                            w_radius=w_radius)
+    return noise, accountant_epsilons(n, steps, batch_size, epsilon, delta)
+
+
 def _lambdas(params: dict[str, Any], eps: float) -> list[float]:
     lam = params.get("lambdas", "released")
     if lam == "released":
@@ -116,11 +128,9 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     ytr, yte, s_tr, s_te = index.y[train], index.y[test], index.s[train], index.s[test]
 
     n = train.size
-    steps = epochs * math.ceil(n / B)
-    delta = 1.0 / n**2
     rho = group_floor(s_tr)
-    noise = theorem33_noise(n, steps, B, rho, eps, delta, scope="sensitive", lipschitz=clip, w_radius=radius)
-    acc = accountant_epsilons(n, steps, B, eps, delta)
+    noise, acc = noise_levels(n, rho, eps, epochs, B, clip, radius)
+    steps, delta = noise.steps, noise.delta
     cfg = DPFermiConfig(head="softmax", ermi_form="full", fairness="dp", lr_theta=float(params.get("lr_theta", 0.001)),
                         lr_w=float(params.get("lr_w", 0.005)), batch_size=B, epochs=epochs, theta_clip="batch",
                         clip_norm=clip, w_radius=radius, w_projection="frobenius", w_init="normal",
