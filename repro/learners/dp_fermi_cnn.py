@@ -220,9 +220,20 @@ def _make_step(apply: Callable, theta_clip: str, clip_norm: float, lr_theta: flo
     return jax.jit(step)
 
 
+@functools.lru_cache(maxsize=16)
+def _noise_fn(n_params: int, shape: tuple[int, int], dtype: Any):
+    """Standard normals (θ noise (n_params,), W noise ``shape``) of step t, drawn on the device from ``key``."""
+    def draw(key, t):
+        ku, kv = jax.random.split(jax.random.fold_in(key, t))
+        return jax.random.normal(ku, (n_params,), dtype), jax.random.normal(kv, shape, dtype)
+
+    return jax.jit(draw)
+
+
 def train_dp_fermi_jax(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFermiConfig, *,
                        rng: np.random.Generator, model: str = "vgg", device: str = "auto",
-                       n_classes: int | None = None, progress: Callable[[int, int, float], None] | None = None) -> CnnResult:
+                       n_classes: int | None = None, noise_source: str = "host",
+                       progress: Callable[[int, int, float], None] | None = None) -> CnnResult:
     """Train one DP-FERMI model (reference semantics of the numpy engine) with a JAX model.
 
     Parameters
@@ -240,6 +251,11 @@ def train_dp_fermi_jax(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFe
         See :func:`select_device`.
     n_classes
         Number of classes l (default: max label + 1, at least 2, as the numpy engine infers it).
+    noise_source
+        ``host``: every standard normal from ``rng`` in the numpy engine's order (bit-for-bit the engine's
+        stream; the default). ``device``: the per-step normals from ``jax.random`` on the device, keyed by one
+        draw from ``rng`` after W₀ (same distribution, no 1.6M host normals and transfers per step: for
+        accelerators).
     progress
         Called as ``progress(step, total_steps, images_per_second)`` about 20 times per run.
 
@@ -267,9 +283,11 @@ def train_dp_fermi_jax(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFe
     dev = select_device(device)
     dtype = jnp.zeros(()).dtype  # float32, or float64 under jax.enable_x64
 
+    if noise_source not in ("host", "device"):
+        raise InvalidParameterError(f"noise_source must be 'host' or 'device'; got {noise_source!r}.")
     if model == "vgg":
-        if X.ndim != 4 or X.shape[3] != 3 or X.shape[1] != X.shape[2]:
-            raise InvalidParameterError(f"vgg needs images (n, r, r, 3); got shape {X.shape}.")
+        if X.ndim != 4 or X.shape[3] != 3 or X.shape[1] != X.shape[2] or X.dtype != np.uint8:
+            raise InvalidParameterError(f"vgg needs uint8 images (n, r, r, 3); got {X.dtype} {X.shape}.")
         params0 = vgg_init(rng, X.shape[1], n_classes)
         apply = vgg_apply
     elif model == "linear":
@@ -278,6 +296,7 @@ def train_dp_fermi_jax(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFe
     else:
         raise InvalidParameterError(f"model must be 'vgg' or 'linear'; got {model!r}.")
     W0 = rng.standard_normal((k, n_classes)) if cfg.w_init == "normal" else np.zeros((k, n_classes))
+    noise_key = int(rng.integers(0, 2**32)) if noise_source == "device" else None
     shapes = [q.shape for q in params0]
     n_params = sum(int(np.prod(sh)) for sh in shapes)
     steps = math.ceil(n / cfg.batch_size) * cfg.epochs
@@ -296,6 +315,9 @@ def train_dp_fermi_jax(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFe
         W = put(W0, dtype)
         isp_d = put(isp, dtype)
         zeros_u, zeros_v = put(np.zeros(n_params), dtype), put(np.zeros((k, n_classes)), dtype)
+        if noise_key is not None:
+            key = jax.device_put(jax.random.key(noise_key), dev)
+            draw = _noise_fn(n_params, (k, n_classes), dtype)
         B = min(cfg.batch_size, n)
         t0 = time.perf_counter()
         done = 0
@@ -306,8 +328,11 @@ def train_dp_fermi_jax(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFe
             pad[:m] = idx
             mask = np.zeros(B)
             mask[:m] = 1.0
-            u = put(rng.standard_normal(n_params), dtype) if draw_theta else zeros_u
-            V = put(rng.standard_normal((k, n_classes)), dtype) if draw_w else zeros_v
+            if noise_key is None:
+                u = put(rng.standard_normal(n_params), dtype) if draw_theta else zeros_u
+                V = put(rng.standard_normal((k, n_classes)), dtype) if draw_w else zeros_v
+            else:
+                u, V = draw(key, t) if (draw_theta or draw_w) else (zeros_u, zeros_v)
             params, W = step_fn(params, W, Xd, Yd, Sd, put(pad), put(mask, dtype), isp_d, lam, u, V,
                                 th_std, w_std)
             done += m

@@ -27,7 +27,8 @@ Not implemented: the ``strict`` per-sample variant (needs per-sample gradients o
 about batch-size times the compute of a step; outside a 30-minute CPU budget).
 
 Profiles (experiment file): ``full`` = the paper (128 px, 150 epochs, 5 seeds, ε ∈ {10, 25, 50, 100, 200},
-the released λ grids; meant for an accelerator: ``device = "auto"`` picks it); ``cpu`` = a clearly
+the released λ grids; meant for an accelerator: ``device = "auto"`` picks it, and ``noise_source = "device"``
+draws the per-step noise there); ``cpu`` = a clearly
 labelled reduced run; ``smoke`` = a few hundred images at 16 px, one epoch (CI).
 """
 
@@ -118,6 +119,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     epochs = int(params.get("epochs", 150))
     clip, radius = float(params.get("clip_norm", 2.0)), float(params.get("w_radius", 2.0))
     device = str(params.get("device", "auto"))
+    noise_source = str(params.get("noise_source", "host"))
     lambdas = _lambdas(params, eps)
 
     index = load_index()
@@ -145,12 +147,12 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
                      100 * t / total, ips, dev.platform)
 
         out = train_dp_fermi_jax(Xtr, ytr, s_tr, cfg.with_(lam=lam), rng=ctx.rng, model="vgg", device=device,
-                                 n_classes=N_CLASSES, progress=progress)
+                                 n_classes=N_CLASSES, noise_source=noise_source, progress=progress)
         pred, _ = predict(out.params, Xte, device=device)
         dp = dp_violation_multiclass(pred, s_te)
         records.append({"method": "dp-fermi", "knob": lam, "error": float(np.mean(pred != yte)),
                         "violation": dp, "dp_violation": dp})
-        compute.append({"knob": lam, "device": out.device, "resolution": res, "parameters": vgg_param_count(res),
+        compute.append({"knob": lam, "device": out.device, "noise_source": noise_source, "resolution": res, "parameters": vgg_param_count(res),
                         "n_train": n, "n_test": int(test.size), "epochs": epochs, "steps": out.steps,
                         "train_seconds": round(out.seconds, 2), "images_per_second": round(out.images_per_second, 1)})
     privacy = {"method": "dp-fermi", "epsilon": eps, "epsilon_label": "nominal", "delta": delta, "n_train": n,
