@@ -39,9 +39,14 @@ def main() -> None:
     from repro.learners.dp_fermi_cnn import train_dp_fermi_jax, vgg_param_count
 
     kinds = ["cpu"] + [k for k in ("gpu", "tpu") if _has(jax, k)]
-    print(f"jax {jax.__version__}; devices: {', '.join(str(d) for d in jax.devices())}; "
-          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    print("| device | resolution | parameters | compile + 1 step (s) | images/s (step) | one epoch of 17,778 (s) |")
+    print(
+        f"jax {jax.__version__}; devices: {', '.join(str(d) for d in jax.devices())}; "
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+    )
+    print(
+        "| device | resolution | parameters | compile + 1 step (s) | images/s (step) "
+        "| one epoch of 17,778 (s) |"
+    )
     print("|---|---|---|---|---|---|")
     for kind in kinds:
         for res in (int(r) for r in args.resolutions.split(",")):
@@ -49,16 +54,31 @@ def main() -> None:
             n = BATCH * (args.steps + 1)
             X = rng.integers(0, 256, size=(n, res, res, 3), dtype=np.uint8)
             y, s = rng.integers(0, 9, size=n), np.arange(n) % 5
-            cfg = DPFermiConfig(head="softmax", ermi_form="full", lr_theta=0.001, lr_w=0.005, batch_size=BATCH,
-                                epochs=1, clip_norm=2.0, w_radius=2.0, sigma_theta=0.05, sigma_w=0.01, lam=10.0)
+            cfg = DPFermiConfig(
+                head="softmax",
+                ermi_form="full",
+                lr_theta=0.001,
+                lr_w=0.005,
+                batch_size=BATCH,
+                epochs=1,
+                clip_norm=2.0,
+                w_radius=2.0,
+                sigma_theta=0.05,
+                sigma_w=0.01,
+                lam=10.0,
+            )
             t = time.perf_counter()
-            train_dp_fermi_jax(X[:BATCH], y[:BATCH], s[:BATCH], cfg, rng=np.random.default_rng(1), device=kind,
-                               n_classes=9)
+            train_dp_fermi_jax(
+                X[:BATCH], y[:BATCH], s[:BATCH], cfg, rng=np.random.default_rng(1), device=kind, n_classes=9
+            )
             first = time.perf_counter() - t
             out = train_dp_fermi_jax(X, y, s, cfg, rng=np.random.default_rng(1), device=kind, n_classes=9)
             ips = out.images_per_second
-            print(f"| {out.device} | {res} | {vgg_param_count(res):,} | {first:.2f} | {ips:.0f} | "
-                  f"{math.ceil(N_TRAIN / BATCH) * BATCH / ips:.0f} |", flush=True)
+            print(
+                f"| {out.device} | {res} | {vgg_param_count(res):,} | {first:.2f} | {ips:.0f} | "
+                f"{math.ceil(N_TRAIN / BATCH) * BATCH / ips:.0f} |",
+                flush=True,
+            )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

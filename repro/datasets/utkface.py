@@ -46,9 +46,23 @@ from repro.datasets.sources import get_source
 from repro.datasets.store import data_dir, fetch
 from repro.errors import ChecksumMismatchError, DataUnavailableError, InvalidParameterError
 
-__all__ = ["ARCHIVE_SOURCE", "LIST_SOURCE", "AGE_EDGES", "RACES", "N_IMAGES", "N_USABLE", "UTKFaceIndex",
-           "parse_name", "age_bins", "read_image_list", "extract_verified", "image_folder", "load_index",
-           "load_images", "decode_images"]
+__all__ = [
+    "ARCHIVE_SOURCE",
+    "LIST_SOURCE",
+    "AGE_EDGES",
+    "RACES",
+    "N_IMAGES",
+    "N_USABLE",
+    "UTKFaceIndex",
+    "parse_name",
+    "age_bins",
+    "read_image_list",
+    "extract_verified",
+    "image_folder",
+    "load_index",
+    "load_images",
+    "decode_images",
+]
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +94,9 @@ def age_bins(age: np.ndarray) -> np.ndarray:
     """Age → bin 0..8 for (0,10], (10,15], …, (50,60], (60,120]. Spec: seed-004 §7.1 (UTKFace row)."""
     age = np.asarray(age)
     if age.size and (age.min() <= 0 or age.max() > AGE_EDGES[-1]):
-        raise InvalidParameterError(f"UTKFace ages must lie in (0, {AGE_EDGES[-1]}]; got {age.min()}..{age.max()}.")
+        raise InvalidParameterError(
+            f"UTKFace ages must lie in (0, {AGE_EDGES[-1]}]; got {age.min()}..{age.max()}."
+        )
     return np.searchsorted(np.asarray(AGE_EDGES), age, side="left").astype(np.int64)
 
 
@@ -92,8 +108,9 @@ def read_image_list(path: Path) -> dict[str, str]:
             continue
         digest, sep, name = line.partition("  ")
         if not sep or not re.fullmatch(r"[0-9a-f]{64}", digest) or not name or "/" in name:
-            raise DataUnavailableError(f"{path}: line {i} is not 'sha256  name'; check the file with "
-                                       "`repro data verify`.")
+            raise DataUnavailableError(
+                f"{path}: line {i} is not 'sha256  name'; check the file with `repro data verify`."
+            )
         out[name] = digest
     return out
 
@@ -121,25 +138,31 @@ def extract_verified(archive: Path, expected: dict[str, str], dest: Path) -> Pat
                 folder, _, name = member.name.partition("/")
                 if not member.isfile() or folder != _FOLDER or not name or "/" in name:
                     raise ChecksumMismatchError(
-                        f"{archive}: unexpected member {member.name!r} (only files UTKFace/<name> are allowed); "
-                        "replace the archive with an intact copy.")
+                        f"{archive}: unexpected member {member.name!r} "
+                        "(only files UTKFace/<name> are allowed); "
+                        "replace the archive with an intact copy."
+                    )
                 if name not in expected or name in seen:
                     raise ChecksumMismatchError(
-                        f"{archive}: image {name!r} is {'duplicated' if name in seen else 'not in the image list'}; "
-                        "replace the archive with an intact copy.")
+                        f"{archive}: image {name!r} is "
+                        f"{'duplicated' if name in seen else 'not in the image list'}; "
+                        "replace the archive with an intact copy."
+                    )
                 data = tar.extractfile(member).read()
                 actual = hashlib.sha256(data).hexdigest()
                 if actual != expected[name]:
                     raise ChecksumMismatchError(
                         f"{archive}: image {name!r} has sha256 {actual}, expected {expected[name]}; "
-                        "replace the archive with an intact copy.")
+                        "replace the archive with an intact copy."
+                    )
                 (tmp / name).write_bytes(data)
                 seen.add(name)
         missing = sorted(set(expected) - seen)
         if missing:
             raise ChecksumMismatchError(
                 f"{archive}: {len(missing)} listed images are missing (e.g. {missing[0]!r}); "
-                "replace the archive with an intact copy.")
+                "replace the archive with an intact copy."
+            )
         (tmp / ".verified").write_text(json.dumps({"images": len(seen)}) + "\n", encoding="utf-8")
         if dest.exists():
             shutil.rmtree(dest)

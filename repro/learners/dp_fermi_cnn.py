@@ -53,11 +53,25 @@ try:
     import jax.numpy as jnp
 except ImportError as err:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError(
-        "DP-FERMI on images needs JAX: install the vision extra with `pip install -e \".[vision]\"` "
-        "(CPU wheel; `pip install \"jax[cuda12]\"` for an NVIDIA GPU).") from err
+        'DP-FERMI on images needs JAX: install the vision extra with `pip install -e ".[vision]"` '
+        '(CPU wheel; `pip install "jax[cuda12]"` for an NVIDIA GPU).'
+    ) from err
 
-__all__ = ["VGG_CHANNELS", "VGG_STRIDES", "VGG_NORM", "vgg_param_count", "vgg_init", "vgg_apply", "psi_batch",
-           "linear_init", "linear_apply", "CnnResult", "train_dp_fermi_jax", "predict", "select_device"]
+__all__ = [
+    "VGG_CHANNELS",
+    "VGG_STRIDES",
+    "VGG_NORM",
+    "vgg_param_count",
+    "vgg_init",
+    "vgg_apply",
+    "psi_batch",
+    "linear_init",
+    "linear_apply",
+    "CnnResult",
+    "train_dp_fermi_jax",
+    "predict",
+    "select_device",
+]
 
 #: (in, out) channels of the 9 convolutions and their strides; spec §7.5
 VGG_CHANNELS = ((3, 8), (8, 16), (16, 16), (16, 32), (32, 64), (64, 64), (64, 128), (128, 256), (256, 256))
@@ -77,7 +91,9 @@ def vgg_param_count(resolution: int, n_classes: int = 9) -> int:
 
 def _check_resolution(resolution: int) -> None:
     if resolution < 8 or resolution % 8:
-        raise InvalidParameterError(f"the CNN needs a resolution that is a multiple of 8 (>= 8); got {resolution}.")
+        raise InvalidParameterError(
+            f"the CNN needs a resolution that is a multiple of 8 (>= 8); got {resolution}."
+        )
 
 
 def vgg_init(rng: np.random.Generator, resolution: int, n_classes: int = 9) -> Params:
@@ -107,8 +123,16 @@ def vgg_apply(params: Params, x) -> Any:
     """Logits (N, n_classes) of uint8 or float images (N, r, r, 3); uint8 is scaled to [0, 1]."""
     h = x.astype(params[0].dtype) / 255.0 if x.dtype == jnp.uint8 else x
     for i, (stride, norm) in enumerate(zip(VGG_STRIDES, VGG_NORM, strict=True)):
-        h = jax.lax.conv_general_dilated(h, params[2 * i], (stride, stride), ((1, 1), (1, 1)),
-                                         dimension_numbers=("NHWC", "HWIO", "NHWC")) + params[2 * i + 1]
+        h = (
+            jax.lax.conv_general_dilated(
+                h,
+                params[2 * i],
+                (stride, stride),
+                ((1, 1), (1, 1)),
+                dimension_numbers=("NHWC", "HWIO", "NHWC"),
+            )
+            + params[2 * i + 1]
+        )
         if norm:
             h = _instance_norm(h)
         h = jax.nn.relu(h)
@@ -129,7 +153,7 @@ def linear_apply(params: Params, x) -> Any:
 
 
 def psi_batch(f, s, W, isp, mask=None):
-    """Batch mean of ψ̂_i(θ, W) = −Σ_j f_ij ‖W_{:,j}‖² + 2 isp[s_i] Σ_j W_{s_i,j} f_ij − 1 (rows with mask 0 left out).
+    """Batch mean of ψ̂_i(θ, W) = −Σ_j f_ij ‖W_{:,j}‖² + 2 isp[s_i] Σ_j W_{s_i,j} f_ij − 1 (mask 0: left out).
 
     ``f`` (m, l) soft predictions, ``s`` (m,) groups, ``W`` (k, l), ``isp`` = 1/√p̂_S (k,). Its maximum over W
     is the multi-class ERMI of (Ŷ, S) on the batch (spec §3 "Inner maximizer"; tested)."""
@@ -169,23 +193,38 @@ def select_device(device: str = "auto"):
     except RuntimeError as err:
         raise InvalidParameterError(
             f"no {device} device is visible to JAX ({err}); use --set device=auto or cpu, or install "
-            "the accelerator wheel (e.g. `pip install \"jax[cuda12]\"`).") from err
+            'the accelerator wheel (e.g. `pip install "jax[cuda12]"`).'
+        ) from err
 
 
 def _check_config(cfg: DPFermiConfig) -> None:
     unsupported = {
-        "head": ("softmax",), "ermi_form": ("full",), "fairness": ("dp",), "theta_clip": ("none", "batch"),
-        "sampling": ("shuffle", "uniform"), "return_iterate": ("last",)}
+        "head": ("softmax",),
+        "ermi_form": ("full",),
+        "fairness": ("dp",),
+        "theta_clip": ("none", "batch"),
+        "sampling": ("shuffle", "uniform"),
+        "return_iterate": ("last",),
+    }
     for key, ok in unsupported.items():
         if getattr(cfg, key) not in ok:
             raise InvalidParameterError(
                 f"the JAX DP-FERMI trainer supports {key} in {ok}; got {getattr(cfg, key)!r} "
-                "(use repro.learners.dp_fermi for the other modes).")
+                "(use repro.learners.dp_fermi for the other modes)."
+            )
 
 
 @functools.lru_cache(maxsize=16)
-def _make_step(apply: Callable, theta_clip: str, clip_norm: float, lr_theta: float, lr_w: float,
-               w_projection: str, w_radius: float, shapes: tuple[tuple[int, ...], ...]):
+def _make_step(
+    apply: Callable,
+    theta_clip: str,
+    clip_norm: float,
+    lr_theta: float,
+    lr_w: float,
+    w_projection: str,
+    w_radius: float,
+    shapes: tuple[tuple[int, ...], ...],
+):
     """The jitted step; cached on everything it closes over, so the runs of one λ grid compile once."""
     sizes = [int(np.prod(s)) for s in shapes]
     splits = np.cumsum(sizes)[:-1].tolist()
@@ -207,8 +246,9 @@ def _make_step(apply: Callable, theta_clip: str, clip_norm: float, lr_theta: flo
             div = jnp.maximum(1.0, norm / clip_norm)
             g = tuple(t / div for t in g)
         noise = jnp.split(u, splits) if splits else [u]
-        params = tuple(p - lr_theta * (t + n.reshape(p.shape) * th_std)
-                       for p, t, n in zip(params, g, noise, strict=True))
+        params = tuple(
+            p - lr_theta * (t + n.reshape(p.shape) * th_std) for p, t, n in zip(params, g, noise, strict=True)
+        )
         W = W + lr_w * (gW + V * w_std)
         if w_projection == "box":
             W = jnp.clip(W, -w_radius, w_radius)
@@ -222,7 +262,8 @@ def _make_step(apply: Callable, theta_clip: str, clip_norm: float, lr_theta: flo
 
 @functools.lru_cache(maxsize=16)
 def _noise_fn(n_params: int, shape: tuple[int, int], dtype: Any):
-    """Standard normals (θ noise (n_params,), W noise ``shape``) of step t, drawn on the device from ``key``."""
+    """Standard normals (θ noise (n_params,), W noise ``shape``) of step t, drawn on the device."""
+
     def draw(key, t):
         ku, kv = jax.random.split(jax.random.fold_in(key, t))
         return jax.random.normal(ku, (n_params,), dtype), jax.random.normal(kv, shape, dtype)
@@ -230,16 +271,26 @@ def _noise_fn(n_params: int, shape: tuple[int, int], dtype: Any):
     return jax.jit(draw)
 
 
-def train_dp_fermi_jax(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFermiConfig, *,
-                       rng: np.random.Generator, model: str = "vgg", device: str = "auto",
-                       n_classes: int | None = None, noise_source: str = "host",
-                       progress: Callable[[int, int, float], None] | None = None) -> CnnResult:
+def train_dp_fermi_jax(
+    X: np.ndarray,
+    y: np.ndarray,
+    s: np.ndarray,
+    config: DPFermiConfig,
+    *,
+    rng: np.random.Generator,
+    model: str = "vgg",
+    device: str = "auto",
+    n_classes: int | None = None,
+    noise_source: str = "host",
+    progress: Callable[[int, int, float], None] | None = None,
+) -> CnnResult:
     """Train one DP-FERMI model (reference semantics of the numpy engine) with a JAX model.
 
     Parameters
     ----------
     X, y, s
-        Inputs (``vgg``: uint8 images (n, r, r, 3); ``linear``: features (n, d)), labels 0..l−1, groups 0..k−1.
+        Inputs (``vgg``: uint8 images (n, r, r, 3); ``linear``: features (n, d)), labels 0..l−1,
+        groups 0..k−1.
     config
         :class:`repro.learners.dp_fermi.DPFermiConfig` with ``head="softmax"``, ``ermi_form="full"`` and
         ``theta_clip`` ``none`` or ``batch``; σ_θ, σ_W as from Theorem 3.3.
@@ -305,8 +356,16 @@ def train_dp_fermi_jax(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFe
     w_std = cfg.sigma_w * (lam if cfg.w_noise_scale == "lambda" else 1.0)
     draw_theta, draw_w = cfg.sigma_theta > 0, cfg.sigma_w > 0
 
-    step_fn = _make_step(apply, cfg.theta_clip, cfg.clip_norm, cfg.lr_theta, cfg.lr_w, cfg.w_projection,
-                         cfg.w_radius, tuple(shapes))
+    step_fn = _make_step(
+        apply,
+        cfg.theta_clip,
+        cfg.clip_norm,
+        cfg.lr_theta,
+        cfg.lr_w,
+        cfg.w_projection,
+        cfg.w_radius,
+        tuple(shapes),
+    )
     put = lambda a, dt=None: jax.device_put(np.asarray(a, dtype=dt), dev)  # noqa: E731
     with jax.default_device(dev):
         Xd = put(X, np.uint8 if model == "vgg" else dtype)
@@ -333,16 +392,24 @@ def train_dp_fermi_jax(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFe
                 V = put(rng.standard_normal((k, n_classes)), dtype) if draw_w else zeros_v
             else:
                 u, V = draw(key, t) if (draw_theta or draw_w) else (zeros_u, zeros_v)
-            params, W = step_fn(params, W, Xd, Yd, Sd, put(pad), put(mask, dtype), isp_d, lam, u, V,
-                                th_std, w_std)
+            params, W = step_fn(
+                params, W, Xd, Yd, Sd, put(pad), put(mask, dtype), isp_d, lam, u, V, th_std, w_std
+            )
             done += m
             if progress is not None and (t % every == 0 or t == steps):
                 jax.block_until_ready(W)
                 progress(t, steps, done / max(time.perf_counter() - t0, 1e-9))
         jax.block_until_ready(W)
         seconds = time.perf_counter() - t0
-    return CnnResult(tuple(np.asarray(q) for q in params), np.asarray(W), steps, seconds,
-                     done / max(seconds, 1e-9), f"{dev.platform}:{dev.id}", cfg)
+    return CnnResult(
+        tuple(np.asarray(q) for q in params),
+        np.asarray(W),
+        steps,
+        seconds,
+        done / max(seconds, 1e-9),
+        f"{dev.platform}:{dev.id}",
+        cfg,
+    )
 
 
 @functools.lru_cache(maxsize=4)
@@ -350,8 +417,9 @@ def _predict_fn(apply: Callable):
     return jax.jit(lambda p, x: jax.nn.softmax(apply(p, x), axis=1))
 
 
-def predict(params: Params, X: np.ndarray, *, model: str = "vgg", batch: int = 512, device: str = "auto"
-            ) -> tuple[np.ndarray, np.ndarray]:
+def predict(
+    params: Params, X: np.ndarray, *, model: str = "vgg", batch: int = 512, device: str = "auto"
+) -> tuple[np.ndarray, np.ndarray]:
     """(argmax labels, class probabilities) of a trained model, in chunks of ``batch`` rows."""
     apply = {"vgg": vgg_apply, "linear": linear_apply}.get(model)
     if apply is None:
@@ -360,6 +428,8 @@ def predict(params: Params, X: np.ndarray, *, model: str = "vgg", batch: int = 5
     fn = _predict_fn(apply)
     with jax.default_device(dev):
         pd = tuple(jax.device_put(q, dev) for q in params)
-        probs = [np.asarray(fn(pd, jax.device_put(X[i:i + batch], dev))) for i in range(0, X.shape[0], batch)]
+        probs = [
+            np.asarray(fn(pd, jax.device_put(X[i : i + batch], dev))) for i in range(0, X.shape[0], batch)
+        ]
     prob = np.concatenate(probs, axis=0) if probs else np.zeros((0, 0))
     return prob.argmax(axis=1), prob

@@ -73,15 +73,18 @@ def test_extract_verified_ok_and_atomic(tmp_path: Path) -> None:
     dest = extract_verified(archive, _listing(images), tmp_path / "cache" / "UTKFace")
     assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == sorted(NAMES)
     assert (dest / NAMES[2]).read_bytes() == images[NAMES[2]]
-    assert [p.name for p in dest.parent.iterdir()] == ["UTKFace"]      # no temporary folder left
+    assert [p.name for p in dest.parent.iterdir()] == ["UTKFace"]  # no temporary folder left
 
 
-@pytest.mark.parametrize(("change", "match"), [
-    ("tamper", "has sha256"),
-    ("missing", "listed images are missing"),
-    ("extra", "not in the image list"),
-    ("traversal", "unexpected member"),
-])
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ("tamper", "has sha256"),
+        ("missing", "listed images are missing"),
+        ("extra", "not in the image list"),
+        ("traversal", "unexpected member"),
+    ],
+)
 def test_extract_verified_rejects_and_leaves_nothing(tmp_path: Path, change: str, match: str) -> None:
     """Every image is checked: a changed byte, a missing or unlisted image, or a path outside UTKFace/ fails,
     and neither the destination nor a temporary folder remains."""
@@ -128,8 +131,9 @@ def test_offline_without_mirror_is_a_clear_error(isolated_data_env: Path) -> Non
 
 
 @pytest.mark.data
-def test_real_archive_index_and_images(data_mirror: Path, isolated_data_env: Path,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_real_archive_index_and_images(
+    data_mirror: Path, isolated_data_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The mirror copy: 23,708 listed images, 23,705 usable; label/race counts; min race share ρ ≈ 0.071;
     a small subset decodes without building the full cache; every image of the archive is verified."""
     monkeypatch.setenv("REPRO_DATA_MIRROR", str(data_mirror))
@@ -142,4 +146,4 @@ def test_real_archive_index_and_images(data_mirror: Path, isolated_data_env: Pat
     assert images.shape == (5, 16, 16, 3) and images.dtype == np.uint8
     folder = utkface.image_folder()
     assert len([p for p in folder.iterdir() if p.name.endswith(".jpg")]) == 23_708
-    assert not list(isolated_data_env.glob("utkface/*.npy"))        # no full decode for a subset
+    assert not list(isolated_data_env.glob("utkface/*.npy"))  # no full decode for a subset

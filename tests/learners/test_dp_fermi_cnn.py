@@ -27,16 +27,29 @@ def _data(n: int = 300, d: int = 6, classes: int = 4, k: int = 3, seed: int = 0)
     return X, y, s
 
 
-REF = DPFermiConfig(head="softmax", ermi_form="full", lr_theta=0.05, lr_w=0.1, batch_size=64, epochs=3,
-                    clip_norm=1.0, w_radius=2.0, sigma_theta=0.3, sigma_w=0.2)
+REF = DPFermiConfig(
+    head="softmax",
+    ermi_form="full",
+    lr_theta=0.05,
+    lr_w=0.1,
+    batch_size=64,
+    epochs=3,
+    clip_norm=1.0,
+    w_radius=2.0,
+    sigma_theta=0.3,
+    sigma_w=0.2,
+)
 
 
-@pytest.mark.parametrize("changes", [
-    {},                                                   # reference: batch clip, θ noise ×1, W noise ×λ
-    {"lam": 0.0},                                         # λ = 0 still draws (and scales) the noise
-    {"theta_clip": "none", "sigma_theta": 0.0, "sigma_w": 0.0, "lam": 2.0},   # non-private FERMI
-    {"theta_noise_scale": "lambda", "w_noise_scale": "one", "w_projection": "box", "w_init": "zeros"},
-])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},  # reference: batch clip, θ noise ×1, W noise ×λ
+        {"lam": 0.0},  # λ = 0 still draws (and scales) the noise
+        {"theta_clip": "none", "sigma_theta": 0.0, "sigma_w": 0.0, "lam": 2.0},  # non-private FERMI
+        {"theta_noise_scale": "lambda", "w_noise_scale": "one", "w_projection": "box", "w_init": "zeros"},
+    ],
+)
 def test_linear_softmax_matches_numpy_engine(changes: dict) -> None:
     """On a linear softmax model the JAX trainer gives the numpy engine's numbers (float64, same generator):
     same θ, same W and the same predictions after 3 shuffled epochs with a partial last batch."""
@@ -66,10 +79,12 @@ def test_lambda_moves_the_solution_and_noise_matters() -> None:
     """Guards against a trainer that ignores λ or the noise (both must change θ)."""
     X, y, s = _data()
     base = train_dp_fermi_jax(X, y, s, REF, rng=np.random.default_rng(1), model="linear", device="cpu")
-    other_lam = train_dp_fermi_jax(X, y, s, REF.with_(lam=3.0), rng=np.random.default_rng(1), model="linear",
-                                   device="cpu")
-    no_noise = train_dp_fermi_jax(X, y, s, REF.with_(sigma_theta=0.0), rng=np.random.default_rng(1),
-                                  model="linear", device="cpu")
+    other_lam = train_dp_fermi_jax(
+        X, y, s, REF.with_(lam=3.0), rng=np.random.default_rng(1), model="linear", device="cpu"
+    )
+    no_noise = train_dp_fermi_jax(
+        X, y, s, REF.with_(sigma_theta=0.0), rng=np.random.default_rng(1), model="linear", device="cpu"
+    )
     assert np.abs(base.params[0] - other_lam.params[0]).max() > 1e-3
     assert np.abs(base.params[0] - no_noise.params[0]).max() > 1e-3
 
@@ -81,8 +96,9 @@ def test_vgg_parameter_count_and_shapes() -> None:
     params = vgg_init(np.random.default_rng(0), 32)
     assert sum(p.size for p in params) == vgg_param_count(32)
     x = np.random.default_rng(1).integers(0, 256, size=(2, 32, 32, 3), dtype=np.uint8)
-    logits = np.asarray(vgg_apply(tuple(jax.numpy.asarray(p, dtype="float32") for p in params),
-                                  jax.numpy.asarray(x)))
+    logits = np.asarray(
+        vgg_apply(tuple(jax.numpy.asarray(p, dtype="float32") for p in params), jax.numpy.asarray(x))
+    )
     assert logits.shape == (2, 9) and np.all(np.isfinite(logits))
     with pytest.raises(InvalidParameterError, match="multiple of 8"):
         vgg_param_count(30)
@@ -102,15 +118,32 @@ def test_cnn_training_step_runs_and_rejects_unsupported_modes() -> None:
     X = rng.integers(0, 256, size=(40, 16, 16, 3), dtype=np.uint8)
     y = rng.integers(0, 9, size=40)
     s = np.arange(40) % 5
-    cfg = DPFermiConfig(head="softmax", ermi_form="full", lr_theta=0.001, lr_w=0.005, batch_size=16, epochs=1,
-                        clip_norm=2.0, w_radius=2.0, sigma_theta=0.1, sigma_w=0.1, lam=10.0)
+    cfg = DPFermiConfig(
+        head="softmax",
+        ermi_form="full",
+        lr_theta=0.001,
+        lr_w=0.005,
+        batch_size=16,
+        epochs=1,
+        clip_norm=2.0,
+        w_radius=2.0,
+        sigma_theta=0.1,
+        sigma_w=0.1,
+        lam=10.0,
+    )
     out = train_dp_fermi_jax(X, y, s, cfg, rng=np.random.default_rng(0), device="cpu", n_classes=9)
     assert out.steps == 3 and out.W.shape == (5, 9) and np.linalg.norm(out.W) <= 2.0 + 1e-6
     labels, prob = predict(out.params, X, device="cpu")
     assert labels.shape == (40,) and np.allclose(prob.sum(axis=1), 1.0, atol=1e-5)
     with pytest.raises(InvalidParameterError, match="theta_clip"):
-        train_dp_fermi_jax(X, y, s, cfg.with_(theta_clip="per_sample", noise_multiplier=1.0),
-                           rng=np.random.default_rng(0), device="cpu")
+        train_dp_fermi_jax(
+            X,
+            y,
+            s,
+            cfg.with_(theta_clip="per_sample", noise_multiplier=1.0),
+            rng=np.random.default_rng(0),
+            device="cpu",
+        )
     with pytest.raises(InvalidParameterError, match="device"):
         train_dp_fermi_jax(X, y, s, cfg, rng=np.random.default_rng(0), device="quantum")
 
@@ -129,7 +162,7 @@ def test_multiclass_ermi_is_the_max_of_psi() -> None:
     f = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
     p_s = np.bincount(s, minlength=k) / n
     isp = 1 / np.sqrt(p_s)
-    J = f.T @ np.eye(k)[s] / n                     # (l, k) joint p̂(j, r)
+    J = f.T @ np.eye(k)[s] / n  # (l, k) joint p̂(j, r)
     W_star = (isp[:, None] * J.T) / f.mean(axis=0)[None, :]
     target = ermi(f, s, k)
     assert target > 0.01
@@ -141,14 +174,17 @@ def test_multiclass_ermi_is_the_max_of_psi() -> None:
         W = jnp.zeros((k, ell))
         for _ in range(3000):
             W = W + 2.0 * grad(W)
-        assert float(psi_batch(jnp.asarray(f), jnp.asarray(s), W, jnp.asarray(isp))) == pytest.approx(target, abs=1e-6)
+        assert float(psi_batch(jnp.asarray(f), jnp.asarray(s), W, jnp.asarray(isp))) == pytest.approx(
+            target, abs=1e-6
+        )
         np.testing.assert_allclose(np.asarray(W), W_star, atol=1e-3)
     # ERMI is 0 when the predictions do not depend on the group
     assert ermi(np.tile(f[:1], (n, 1)), s, k) == pytest.approx(0.0, abs=1e-12)
 
 
 def test_device_noise_is_standard_normal_and_independent_across_steps() -> None:
-    """noise_source="device": each step's draws are N(0, 1) (mean within 5 standard errors of 0, variance within
+    """noise_source="device": each step's draws are N(0, 1) (mean within 5 standard errors of 0, variance
+    within
     1 ± 0.02 on 200,000 draws) and consecutive steps are uncorrelated (|r| < 5/√n)."""
     from repro.learners.dp_fermi_cnn import _noise_fn
 
@@ -162,13 +198,15 @@ def test_device_noise_is_standard_normal_and_independent_across_steps() -> None:
     assert abs(np.corrcoef(u1, u2)[0, 1]) < 5 / np.sqrt(u1.size)
     assert v1.shape == (5, 9)
     again = np.asarray(draw(key, 1)[0], dtype=float)
-    np.testing.assert_array_equal(again, u1)                   # deterministic in (key, step)
+    np.testing.assert_array_equal(again, u1)  # deterministic in (key, step)
 
 
 def test_device_noise_training_is_seeded_and_noisy() -> None:
     X, y, s = _data()
-    run = lambda cfg: train_dp_fermi_jax(X, y, s, cfg, rng=np.random.default_rng(5), model="linear",  # noqa: E731
-                                         device="cpu", noise_source="device")
+    def run(cfg: DPFermiConfig):
+        return train_dp_fermi_jax(X, y, s, cfg, rng=np.random.default_rng(5), model="linear", device="cpu",
+                                  noise_source="device")
+
     a, b, quiet = run(REF), run(REF), run(REF.with_(sigma_theta=0.0, sigma_w=0.0))
     np.testing.assert_array_equal(a.params[0], b.params[0])
     assert np.abs(a.params[0] - quiet.params[0]).max() > 1e-3

@@ -52,7 +52,7 @@ def test_noise_of_the_paper_configuration_matches_the_spec_table() -> None:
         assert noise.sigma_theta == pytest.approx(t, rel=0.03)
         assert not noise.conditions.steps_ok
         assert noise.conditions.eps_ok == (eps < 39.1)
-        assert acc["block"] > eps and acc["joint"] > acc["block"]    # caveat 2: the ε are nominal
+        assert acc["block"] > eps and acc["joint"] > acc["block"]  # caveat 2: the ε are nominal
 
 
 def test_released_grids_agree_with_the_reference_data_and_the_experiment_file() -> None:
@@ -62,20 +62,32 @@ def test_released_grids_agree_with_the_reference_data_and_the_experiment_file() 
     spec = get_experiment("dpfermi-fig-5")
     assert len(spec.references) == 2 * len(ref)
     for r in spec.references:
-        row = ref[np.isclose(ref["epsilon"], r.setting["epsilon"]) & np.isclose(ref["knob"], r.setting["knob"])]
+        row = ref[
+            np.isclose(ref["epsilon"], r.setting["epsilon"]) & np.isclose(ref["knob"], r.setting["knob"])
+        ]
         assert float(row[r.metric].iloc[0]) == r.value
-    assert ref.loc[np.isclose(ref["epsilon"], 100) & (ref["knob"] == 10), "error"].item() == 0.3894   # spec §9.3
+    assert (
+        ref.loc[np.isclose(ref["epsilon"], 100) & (ref["knob"] == 10), "error"].item() == 0.3894
+    )  # spec §9.3
 
 
 def test_claims_hold_on_the_released_values_and_can_fail() -> None:
-    """Spec §9.3 claim 5 on [D]: tradeoff and growing error at every ε; smaller error at ε = 200 than at 10."""
+    """Spec §9.3 claim 5 on [D]: tradeoff and growing error at every ε; smaller error at ε 200 than 10."""
     verdicts = claim_verdicts(released_curves())
     assert verdicts and all(v["holds"] for v in verdicts)
     assert {v["knob"] for v in verdicts if v["claim"] == "smaller error at larger ε"} == {0.0, 10.0, 100.0}
-    bad = pd.DataFrame({"epsilon": [10.0] * 3 + [100.0] * 3, "knob": [0.0, 10.0, 50.0] * 2,
-                        "error": [0.5, 0.45, 0.6, 0.6, 0.7, 0.8], "violation": [0.1, 0.2, 0.05, 0.2, 0.1, 0.1]})
-    out = {(v["claim"], v["epsilon"] if not math.isnan(v["epsilon"]) else v["knob"]): v["holds"]
-           for v in claim_verdicts(bad)}
+    bad = pd.DataFrame(
+        {
+            "epsilon": [10.0] * 3 + [100.0] * 3,
+            "knob": [0.0, 10.0, 50.0] * 2,
+            "error": [0.5, 0.45, 0.6, 0.6, 0.7, 0.8],
+            "violation": [0.1, 0.2, 0.05, 0.2, 0.1, 0.1],
+        }
+    )
+    out = {
+        (v["claim"], v["epsilon"] if not math.isnan(v["epsilon"]) else v["knob"]): v["holds"]
+        for v in claim_verdicts(bad)
+    }
     assert out[("tradeoff", 10.0)] is False and out[("tradeoff", 100.0)] is True
     assert out[("error grows with λ", 10.0)] is False
     assert out[("smaller error at larger ε", 0.0)] is False

@@ -46,32 +46,48 @@ from repro.learners.dp_fermi import DPFermiConfig, group_floor
 from repro.privacy.dpfermi_noise import NoiseLevels, accountant_epsilons, theorem33_noise
 from repro.trial import TrialContext, TrialOutput
 
-__all__ = ["run_trial", "RELEASED_LAMBDAS", "dp_violation_multiclass", "split_indices", "noise_levels", "plot",
-           "report_markdown"]
+__all__ = [
+    "run_trial",
+    "RELEASED_LAMBDAS",
+    "dp_violation_multiclass",
+    "split_indices",
+    "noise_levels",
+    "plot",
+    "report_markdown",
+]
 
 log = logging.getLogger(__name__)
 
 VERSION = "1"
 #: importable modules this study needs beyond the base install (the ``vision`` extra)
 REQUIRES = ("jax",)
-CODE_DEPENDENCIES = ("repro.learners.dp_fermi_cnn", "repro.learners.dp_fermi", "repro.datasets.utkface",
-                     "repro.privacy.dpfermi_noise")
+CODE_DEPENDENCIES = (
+    "repro.learners.dp_fermi_cnn",
+    "repro.learners.dp_fermi",
+    "repro.datasets.utkface",
+    "repro.privacy.dpfermi_noise",
+)
 
 #: the released λ grid of each ε (spec §7.2, Appendix A.2 [D])
-RELEASED_LAMBDAS = {10.0: (0.0, 10.0, 100.0, 500.0), 25.0: (0.0, 10.0, 50.0, 100.0, 500.0),
-                    50.0: (0.0, 10.0, 50.0, 100.0, 500.0), 100.0: (0.0, 2.0, 10.0, 50.0, 100.0),
-                    200.0: (0.0, 2.0, 10.0, 50.0, 100.0)}
+RELEASED_LAMBDAS = {
+    10.0: (0.0, 10.0, 100.0, 500.0),
+    25.0: (0.0, 10.0, 50.0, 100.0, 500.0),
+    50.0: (0.0, 10.0, 50.0, 100.0, 500.0),
+    100.0: (0.0, 2.0, 10.0, 50.0, 100.0),
+    200.0: (0.0, 2.0, 10.0, 50.0, 100.0),
+}
 N_CLASSES = 9
 
 
 def dp_violation_multiclass(pred: np.ndarray, s: np.ndarray, n_classes: int = N_CLASSES) -> float:
-    """Metric (10): max over classes y' and group pairs of |P(ŷ=y'|s1) − P(ŷ=y'|s2)| (one-vs-rest, spec §7.3)."""
+    """Metric (10): max over classes y' and group pairs of |P(ŷ=y'|s1) − P(ŷ=y'|s2)| (spec §7.3)."""
     pred = np.asarray(pred)
     return float(max(sp_gap((pred == c).astype(float), s) for c in range(n_classes)))
 
 
-def split_indices(n: int, subsample: int, train_fraction: float, rng: np.random.Generator
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def split_indices(
+    n: int, subsample: int, train_fraction: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """Seeded shuffle, optional first-``subsample`` cut, then train = the first ⌊fraction·n⌋ (spec §7.1)."""
     if not 0 < train_fraction < 1:
         raise InvalidParameterError(f"train_fraction must lie in (0, 1); got {train_fraction}.")
@@ -84,14 +100,18 @@ def split_indices(n: int, subsample: int, train_fraction: float, rng: np.random.
     return perm[:n_train], perm[n_train:]
 
 
-def noise_levels(n: int, rho: float, epsilon: float, epochs: int, batch_size: int, clip_norm: float,
-                 w_radius: float) -> tuple[NoiseLevels, dict[str, float]]:
+def noise_levels(
+    n: int, rho: float, epsilon: float, epochs: int, batch_size: int, clip_norm: float, w_radius: float
+) -> tuple[NoiseLevels, dict[str, float]]:
     """Theorem 3.3(a) σ's (δ = 1/n², T = epochs·⌈n/m⌉, L_θ = ``clip_norm``, D = ``w_radius``) with the
-    theorem's conditions, and the RDP accountant's ε of that noise (one block, joint). Spec §5 (UTKFace row)."""
+    theorem's conditions, and the RDP accountant's ε of that noise (one block, joint).
+
+    Spec §5 (UTKFace row)."""
     steps = epochs * math.ceil(n / batch_size)
     delta = 1.0 / n**2
-    noise = theorem33_noise(n, steps, batch_size, rho, epsilon, delta, scope="sensitive", lipschitz=clip_norm,
-                            w_radius=w_radius)
+    noise = theorem33_noise(
+        n, steps, batch_size, rho, epsilon, delta, scope="sensitive", lipschitz=clip_norm, w_radius=w_radius
+    )
     return noise, accountant_epsilons(n, steps, batch_size, epsilon, delta)
 
 
@@ -101,10 +121,11 @@ def _lambdas(params: dict[str, Any], eps: float) -> list[float]:
         if eps not in RELEASED_LAMBDAS:
             raise InvalidParameterError(
                 f"no released λ grid for ε = {eps:g} (released: {sorted(RELEASED_LAMBDAS)}); "
-                "give one with --set lambdas=0,10,50.")
+                "give one with --set lambdas=0,10,50."
+            )
         return list(RELEASED_LAMBDAS[eps])
     if not isinstance(lam, list) or not lam:
-        raise InvalidParameterError(f"lambdas must be \"released\" or a list of numbers; got {lam!r}.")
+        raise InvalidParameterError(f'lambdas must be "released" or a list of numbers; got {lam!r}.')
     return [float(v) for v in lam]
 
 
@@ -123,45 +144,116 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     lambdas = _lambdas(params, eps)
 
     index = load_index()
-    train, test = split_indices(index.n, int(params.get("subsample", 0) or 0),
-                                float(params.get("train_fraction", 0.75)), ctx.shared_rng("split", "utkface"))
+    train, test = split_indices(
+        index.n,
+        int(params.get("subsample", 0) or 0),
+        float(params.get("train_fraction", 0.75)),
+        ctx.shared_rng("split", "utkface"),
+    )
     images = load_images(res, np.concatenate([train, test]))
-    Xtr, Xte = images[:train.size], images[train.size:]
+    Xtr, Xte = images[: train.size], images[train.size :]
     ytr, yte, s_tr, s_te = index.y[train], index.y[test], index.s[train], index.s[test]
 
     n = train.size
     rho = group_floor(s_tr)
     noise, acc = noise_levels(n, rho, eps, epochs, B, clip, radius)
     steps, delta = noise.steps, noise.delta
-    cfg = DPFermiConfig(head="softmax", ermi_form="full", fairness="dp", lr_theta=float(params.get("lr_theta", 0.001)),
-                        lr_w=float(params.get("lr_w", 0.005)), batch_size=B, epochs=epochs, theta_clip="batch",
-                        clip_norm=clip, w_radius=radius, w_projection="frobenius", w_init="normal",
-                        theta_noise_scale="one", w_noise_scale="lambda", sampling="shuffle",
-                        sigma_theta=noise.sigma_theta, sigma_w=noise.sigma_w)
+    cfg = DPFermiConfig(
+        head="softmax",
+        ermi_form="full",
+        fairness="dp",
+        lr_theta=float(params.get("lr_theta", 0.001)),
+        lr_w=float(params.get("lr_w", 0.005)),
+        batch_size=B,
+        epochs=epochs,
+        theta_clip="batch",
+        clip_norm=clip,
+        w_radius=radius,
+        w_projection="frobenius",
+        w_init="normal",
+        theta_noise_scale="one",
+        w_noise_scale="lambda",
+        sampling="shuffle",
+        sigma_theta=noise.sigma_theta,
+        sigma_w=noise.sigma_w,
+    )
     dev = select_device(device)
 
     records, compute = [], []
     for lam in lambdas:
-        def progress(t: int, total: int, ips: float, lam: float = lam) -> None:
-            log.info("UTKFace ε=%g λ=%g: step %d/%d (%3.0f%%), %.0f images/s on %s", eps, lam, t, total,
-                     100 * t / total, ips, dev.platform)
 
-        out = train_dp_fermi_jax(Xtr, ytr, s_tr, cfg.with_(lam=lam), rng=ctx.rng, model="vgg", device=device,
-                                 n_classes=N_CLASSES, noise_source=noise_source, progress=progress)
+        def progress(t: int, total: int, ips: float, lam: float = lam) -> None:
+            log.info(
+                "UTKFace ε=%g λ=%g: step %d/%d (%3.0f%%), %.0f images/s on %s",
+                eps,
+                lam,
+                t,
+                total,
+                100 * t / total,
+                ips,
+                dev.platform,
+            )
+
+        out = train_dp_fermi_jax(
+            Xtr,
+            ytr,
+            s_tr,
+            cfg.with_(lam=lam),
+            rng=ctx.rng,
+            model="vgg",
+            device=device,
+            n_classes=N_CLASSES,
+            noise_source=noise_source,
+            progress=progress,
+        )
         pred, _ = predict(out.params, Xte, device=device)
         dp = dp_violation_multiclass(pred, s_te)
-        records.append({"method": "dp-fermi", "knob": lam, "error": float(np.mean(pred != yte)),
-                        "violation": dp, "dp_violation": dp})
-        compute.append({"knob": lam, "device": out.device, "noise_source": noise_source, "resolution": res, "parameters": vgg_param_count(res),
-                        "n_train": n, "n_test": int(test.size), "epochs": epochs, "steps": out.steps,
-                        "train_seconds": round(out.seconds, 2), "images_per_second": round(out.images_per_second, 1)})
-    privacy = {"method": "dp-fermi", "epsilon": eps, "epsilon_label": "nominal", "delta": delta, "n_train": n,
-               "steps": steps, "batch_size": B, "rho": rho, "clip_norm": clip, "w_radius": radius,
-               "sigma_theta": noise.sigma_theta, "sigma_w": noise.sigma_w, "noise_multiplier": acc["z"],
-               "eps_block_rdp": acc["block"], "eps_joint_rdp": acc["joint"], "eps_condition_ok": noise.conditions.eps_ok,
-               "steps_condition_ok": noise.conditions.steps_ok, "min_steps": noise.conditions.min_steps,
-               "guarantee": "nominal: Theorem 3.3(a) per block, sensitive attribute only, no per-sample clipping; "
-                            "eps_*_rdp = RDP accountant (accounted) for the noise actually added"}
+        records.append(
+            {
+                "method": "dp-fermi",
+                "knob": lam,
+                "error": float(np.mean(pred != yte)),
+                "violation": dp,
+                "dp_violation": dp,
+            }
+        )
+        compute.append(
+            {
+                "knob": lam,
+                "device": out.device,
+                "noise_source": noise_source,
+                "resolution": res,
+                "parameters": vgg_param_count(res),
+                "n_train": n,
+                "n_test": int(test.size),
+                "epochs": epochs,
+                "steps": out.steps,
+                "train_seconds": round(out.seconds, 2),
+                "images_per_second": round(out.images_per_second, 1),
+            }
+        )
+    privacy = {
+        "method": "dp-fermi",
+        "epsilon": eps,
+        "epsilon_label": "nominal",
+        "delta": delta,
+        "n_train": n,
+        "steps": steps,
+        "batch_size": B,
+        "rho": rho,
+        "clip_norm": clip,
+        "w_radius": radius,
+        "sigma_theta": noise.sigma_theta,
+        "sigma_w": noise.sigma_w,
+        "noise_multiplier": acc["z"],
+        "eps_block_rdp": acc["block"],
+        "eps_joint_rdp": acc["joint"],
+        "eps_condition_ok": noise.conditions.eps_ok,
+        "steps_condition_ok": noise.conditions.steps_ok,
+        "min_steps": noise.conditions.min_steps,
+        "guarantee": "nominal: Theorem 3.3(a) per block, sensitive attribute only, no per-sample clipping; "
+        "eps_*_rdp = RDP accountant (accounted) for the noise actually added",
+    }
     return TrialOutput(records=records, tables={"privacy": [privacy], "compute": compute})
 
 
