@@ -241,6 +241,7 @@ def report_markdown(bundle) -> str:
             tab = bundle.table(name)
         except Exception:  # noqa: BLE001 - optional tables
             continue
+        after = ""
         if name == "privacy":
             cols = [
                 c
@@ -262,6 +263,13 @@ def report_markdown(bundle) -> str:
                 if c in tab
             ]
             tab = tab[cols].groupby("epsilon").first().reset_index()
+            if "eps_block_rdp" in tab and bool((tab["eps_block_rdp"] > 1000).all()):
+                after = (
+                    "\n**Note.** The accountant's ε of one block exceeds 1000 at every nominal ε of this run: "
+                    "Theorem 3.3's σ grows with √T, and this run's T is far below the theorem's T_min, so the "
+                    "noise is negligible at every ε and the run cannot show the privacy–accuracy effect "
+                    "(the claim 'smaller error at larger ε' is then not testable here)."
+                )
             note = (
                 "nominal ε = the Theorem 3.3(a) formula's input; eps_block_rdp / eps_joint_rdp = the RDP "
                 "accountant's ε (accounted) of one block and of the joint (θ, W) mechanism for that noise; "
@@ -271,6 +279,7 @@ def report_markdown(bundle) -> str:
             cols = [
                 c
                 for c in (
+                    "setting",
                     "epsilon",
                     "knob",
                     "device",
@@ -291,4 +300,6 @@ def report_markdown(bundle) -> str:
         lines.append("|" + "---|" * len(tab.columns))
         for _, r in tab.iterrows():
             lines.append("| " + " | ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in r) + " |")
+        if after:
+            lines.append(after)
     return "\n".join(lines)
