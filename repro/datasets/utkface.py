@@ -21,9 +21,9 @@ What this module does (every choice):
    2 Asian, 3 Indian, 4 Others (k = 5).
 4. **Decoding**: Pillow, RGB, resized to ``resolution``² with bilinear filtering (which Pillow
    antialiases on downsampling, as torchvision's ``Resize`` on PIL images does), stored as uint8 NHWC.
-   The full set is decoded **once per resolution** into ``utkface/utkface_<r>px.npy`` in the cache
-   (atomic write); small subsets (≤ 2,000 images, the smoke profile) are decoded directly when no cache
-   exists, so CI does not decode 23,705 images.
+   The full set is decoded **once per resolution** into ``utkface/utkface_<r>px_<list sha>_v1.npy`` in
+   the cache (atomic write); small subsets (≤ 2,000 images, the smoke profile) are decoded directly when
+   no cache exists, so CI does not decode 23,705 images.
 """
 
 from __future__ import annotations
@@ -249,7 +249,9 @@ def decode_images(folder: Path, names: list[str] | tuple[str, ...], resolution: 
 
 
 def _array_cache(resolution: int) -> Path:
-    return _cache_root() / f"utkface_{resolution}px_v{_CACHE_VERSION}.npy"
+    """The decoded array of one resolution, named after the verified image list (and the decoder version)."""
+    list_sha = get_source(LIST_SOURCE).sha256[:12]
+    return _cache_root() / f"utkface_{resolution}px_{list_sha}_v{_CACHE_VERSION}.npy"
 
 
 def load_images(resolution: int, indices: np.ndarray | None = None) -> np.ndarray:
