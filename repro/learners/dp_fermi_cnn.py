@@ -7,8 +7,11 @@ epochs, last iterate; for UTKFace the code's 9×9 W is used only through its fir
 W ∈ R^{5×9}), §5 (Theorem 3.3 noise), §7.5 (model and training), §7.6 (compute).
 
 Semantics are those of :func:`repro.learners.dp_fermi.train_dp_fermi` with ``head="softmax"``,
-``ermi_form="full"``, ``fairness="dp"`` and ``theta_clip`` ``none``/``batch`` (the ``reference`` path;
-the accountant-calibrated per-sample modes are not implemented here). Per step, on the batch B:
+``ermi_form="full"``, ``fairness="dp"`` and ``theta_clip`` ``none``/``batch`` (the ``reference`` path) or
+``sensitive`` with Poisson sampling (the ``strict`` mode, spec §4.4: the s-dependent θ part of each sample,
+∇_θ 2 isp[s_i] Σ_j W_{s_i,j} f_ij, is clipped to ``clip_norm`` using per-sample gradients from ``jax.vmap``,
+noise λ·√2·z·2C on θ and √2·z·Δ_W on W, sums divided by the expected batch size; the all-features
+``per_sample`` mode is not implemented). Per step of the reference path, on the batch B:
 
     objective(θ, W) = mean_B CE(F_θ(x), y) + λ · mean_B ψ̂_i(θ, W),
     ψ̂_i = −Σ_j f_j ‖W_{:,j}‖² + (2/√p̂_S(s_i)) Σ_j W_{s_i,j} f_j − 1,       f = softmax(model_θ(x_i))
@@ -46,7 +49,8 @@ from typing import Any
 import numpy as np
 
 from repro.errors import InvalidParameterError, MissingExtraError
-from repro.learners.dp_fermi import DPFermiConfig, _batch_indices, _init_theta
+from repro.learners.dp_fermi import DPFermiConfig, _batch_indices, _init_theta, _w_sensitivity
+from repro.privacy.accounting import dp_sgd_event, opacus_sampling
 
 try:
     import jax
@@ -174,6 +178,15 @@ class CnnResult:
     images_per_second: float
     device: str
     config: DPFermiConfig
+    sampling_probability: float | None = None
+
+    @property
+    def event(self):
+        """The DP-SGD event (z, q, T) of a ``sensitive`` run (None otherwise), as the numpy engine's."""
+        c = self.config
+        if c.theta_clip != "sensitive" or c.noise_multiplier <= 0 or self.sampling_probability is None:
+            return None
+        return dp_sgd_event(c.noise_multiplier, self.sampling_probability, self.steps)
 
 
 def select_device(device: str = "auto"):
@@ -202,8 +215,8 @@ def _check_config(cfg: DPFermiConfig) -> None:
         "head": ("softmax",),
         "ermi_form": ("full",),
         "fairness": ("dp",),
-        "theta_clip": ("none", "batch"),
-        "sampling": ("shuffle", "uniform"),
+        "theta_clip": ("none", "batch", "sensitive"),
+        "sampling": ("shuffle", "uniform", "poisson"),
         "return_iterate": ("last",),
     }
     for key, ok in unsupported.items():
@@ -212,6 +225,11 @@ def _check_config(cfg: DPFermiConfig) -> None:
                 f"the JAX DP-FERMI trainer supports {key} in {ok}; got {getattr(cfg, key)!r} "
                 "(use repro.learners.dp_fermi for the other modes)."
             )
+    if (cfg.theta_clip == "sensitive") != (cfg.sampling == "poisson"):
+        raise InvalidParameterError(
+            "the JAX trainer's strict mode is theta_clip='sensitive' with sampling='poisson' (the accounted "
+            f"DP-SGD event); got theta_clip={cfg.theta_clip!r}, sampling={cfg.sampling!r}."
+        )
 
 
 @functools.lru_cache(maxsize=16)
@@ -250,6 +268,64 @@ def _make_step(
             p - lr_theta * (t + n.reshape(p.shape) * th_std) for p, t, n in zip(params, g, noise, strict=True)
         )
         W = W + lr_w * (gW + V * w_std)
+        if w_projection == "box":
+            W = jnp.clip(W, -w_radius, w_radius)
+        else:
+            norm_w = jnp.sqrt(jnp.sum(W * W))
+            W = W * jnp.where(norm_w > w_radius, w_radius / jnp.maximum(norm_w, 1e-300), 1.0)
+        return params, W
+
+    return jax.jit(step)
+
+
+@functools.lru_cache(maxsize=16)
+def _make_strict_step(
+    apply: Callable,
+    clip_norm: float,
+    lr_theta: float,
+    lr_w: float,
+    w_projection: str,
+    w_radius: float,
+    shapes: tuple[tuple[int, ...], ...],
+):
+    """The jitted step of the ``sensitive`` (strict) mode, the numpy engine's semantics: the s-independent
+    part Σ_i [∇ℓ_i + λ∇(−Σ_j f_ij‖W_{:,j}‖²)] unclipped, each sample's s-dependent part
+    ∇_θ 2 isp[s_i] Σ_j W_{s_i,j} f_ij clipped to ``clip_norm`` (per-sample gradients by ``jax.vmap``) and
+    scaled by λ, the W gradient Σ_i ∇_W ψ̂_i unscaled, all divided by the expected batch size."""
+    splits = np.cumsum([int(np.prod(s)) for s in shapes])[:-1].tolist()
+
+    def ns_objective(params, W, xb, yb, mask, lam):
+        logp = jax.nn.log_softmax(apply(params, xb), axis=1)
+        f = jnp.exp(logp)
+        ce = -(jnp.take_along_axis(logp, yb[:, None], axis=1)[:, 0] * mask).sum()
+        psi_ns = (-(f * (W * W).sum(axis=0)[None, :]).sum(axis=1) * mask).sum()
+        return ce + lam * psi_ns
+
+    def h_single(params, x, s, W, isp):
+        f = jax.nn.softmax(apply(params, x[None])[0])
+        return 2 * isp[s] * (W[s] * f).sum()
+
+    per_sample = jax.vmap(jax.grad(h_single), in_axes=(None, 0, 0, None, None))
+
+    def psi_sum(W, f, sb, isp, mask):
+        psi_i = -(f * (W * W).sum(axis=0)[None, :]).sum(axis=1) + 2 * isp[sb] * (W[sb] * f).sum(axis=1) - 1
+        return (psi_i * mask).sum()
+
+    def step(params, W, X, Y, S, idx, mask, isp, lam, u, V, th_std, w_std, denom):
+        xb, yb, sb = X[idx], Y[idx], S[idx]
+        g = jax.grad(ns_objective)(params, W, xb, yb, mask, lam)
+        gs = per_sample(params, xb, sb, W, isp)
+        norms = jnp.sqrt(sum(jnp.sum(t.reshape(t.shape[0], -1) ** 2, axis=1) for t in gs))
+        clip = mask * jnp.minimum(1.0, clip_norm / (norms + 1e-12))
+        g = tuple(a + lam * jnp.tensordot(clip, b, axes=1) for a, b in zip(g, gs, strict=True))
+        f = jax.nn.softmax(apply(params, xb), axis=1)
+        gW = jax.grad(psi_sum)(W, f, sb, isp, mask)
+        noise = jnp.split(u, splits) if splits else [u]
+        params = tuple(
+            p - (lr_theta / denom) * (t + n.reshape(p.shape) * th_std)
+            for p, t, n in zip(params, g, noise, strict=True)
+        )
+        W = W + (lr_w / denom) * (gW + V * w_std)
         if w_projection == "box":
             W = jnp.clip(W, -w_radius, w_radius)
         else:
@@ -350,22 +426,33 @@ def train_dp_fermi_jax(
     noise_key = int(rng.integers(0, 2**32)) if noise_source == "device" else None
     shapes = [q.shape for q in params0]
     n_params = sum(int(np.prod(sh)) for sh in shapes)
-    steps = math.ceil(n / cfg.batch_size) * cfg.epochs
     lam = cfg.lam
-    th_std = cfg.sigma_theta * (lam if cfg.theta_noise_scale == "lambda" else 1.0)
-    w_std = cfg.sigma_w * (lam if cfg.w_noise_scale == "lambda" else 1.0)
-    draw_theta, draw_w = cfg.sigma_theta > 0, cfg.sigma_w > 0
-
-    step_fn = _make_step(
-        apply,
-        cfg.theta_clip,
-        cfg.clip_norm,
-        cfg.lr_theta,
-        cfg.lr_w,
-        cfg.w_projection,
-        cfg.w_radius,
-        tuple(shapes),
-    )
+    strict = cfg.theta_clip == "sensitive"
+    if strict:  # the numpy engine's "sensitive" mode: joint (θ, W) sensitivity/noise ratio 1/z
+        q, steps = opacus_sampling(n, cfg.batch_size, cfg.epochs)
+        denom = float(max(int(n * q), 1))
+        z = cfg.noise_multiplier
+        th_std = lam * math.sqrt(2) * z * 2 * cfg.clip_norm
+        w_std = math.sqrt(2) * z * _w_sensitivity(isp, "full", 0)
+        draw_theta = draw_w = z > 0
+        step_fn = _make_strict_step(
+            apply, cfg.clip_norm, cfg.lr_theta, cfg.lr_w, cfg.w_projection, cfg.w_radius, tuple(shapes)
+        )
+    else:
+        q, steps = None, math.ceil(n / cfg.batch_size) * cfg.epochs
+        th_std = cfg.sigma_theta * (lam if cfg.theta_noise_scale == "lambda" else 1.0)
+        w_std = cfg.sigma_w * (lam if cfg.w_noise_scale == "lambda" else 1.0)
+        draw_theta, draw_w = cfg.sigma_theta > 0, cfg.sigma_w > 0
+        step_fn = _make_step(
+            apply,
+            cfg.theta_clip,
+            cfg.clip_norm,
+            cfg.lr_theta,
+            cfg.lr_w,
+            cfg.w_projection,
+            cfg.w_radius,
+            tuple(shapes),
+        )
     put = lambda a, dt=None: jax.device_put(np.asarray(a, dtype=dt), dev)  # noqa: E731
     with jax.default_device(dev):
         Xd = put(X, np.uint8 if model == "vgg" else dtype)
@@ -383,18 +470,18 @@ def train_dp_fermi_jax(
         every = max(1, steps // 20)
         for t, idx in enumerate(_batch_indices(n, cfg, rng), start=1):
             m = idx.size
-            pad = np.zeros(B, dtype=np.int32)
+            size = B * max(1, math.ceil(m / B))  # Poisson batches vary: pad to a multiple of B (few compiles)
+            pad = np.zeros(size, dtype=np.int32)
             pad[:m] = idx
-            mask = np.zeros(B)
+            mask = np.zeros(size)
             mask[:m] = 1.0
             if noise_key is None:
                 u = put(rng.standard_normal(n_params), dtype) if draw_theta else zeros_u
                 V = put(rng.standard_normal((k, n_classes)), dtype) if draw_w else zeros_v
             else:
                 u, V = draw(key, t) if (draw_theta or draw_w) else (zeros_u, zeros_v)
-            params, W = step_fn(
-                params, W, Xd, Yd, Sd, put(pad), put(mask, dtype), isp_d, lam, u, V, th_std, w_std
-            )
+            args = (params, W, Xd, Yd, Sd, put(pad), put(mask, dtype), isp_d, lam, u, V, th_std, w_std)
+            params, W = step_fn(*args, denom) if strict else step_fn(*args)
             done += m
             if progress is not None and (t % every == 0 or t == steps):
                 jax.block_until_ready(W)
@@ -402,13 +489,14 @@ def train_dp_fermi_jax(
         jax.block_until_ready(W)
         seconds = time.perf_counter() - t0
     return CnnResult(
-        tuple(np.asarray(q) for q in params),
+        tuple(np.asarray(leaf) for leaf in params),
         np.asarray(W),
         steps,
         seconds,
         done / max(seconds, 1e-9),
         f"{dev.platform}:{dev.id}",
         cfg,
+        q,
     )
 
 
