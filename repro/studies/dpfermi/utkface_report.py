@@ -256,6 +256,8 @@ def report_markdown(bundle) -> str:
                     "noise_multiplier",
                     "eps_block_rdp",
                     "eps_joint_rdp",
+                    "sampling_probability",
+                    "eps_joint_pld",
                     "eps_condition_ok",
                     "steps_condition_ok",
                     "min_steps",
@@ -273,7 +275,8 @@ def report_markdown(bundle) -> str:
             note = (
                 "nominal ε = the Theorem 3.3(a) formula's input; eps_block_rdp / eps_joint_rdp = the RDP "
                 "accountant's ε (accounted) of one block and of the joint (θ, W) mechanism for that noise; "
-                "the conditions are the theorem's (spec §5)."
+                "the conditions are the theorem's (spec §5); strict variant: accounted ε, noise multiplier z "
+                "and the PLD ε of the joint mechanism w.r.t. race."
             )
         else:
             cols = [
