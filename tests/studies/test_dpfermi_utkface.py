@@ -93,3 +93,26 @@ def test_claims_hold_on_the_released_values_and_can_fail() -> None:
     assert out[("tradeoff", 10.0)] is False and out[("tradeoff", 100.0)] is True
     assert out[("error grows with λ", 10.0)] is False
     assert out[("smaller error at larger ε", 0.0)] is False
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("variant", ["reference", "strict"])
+def test_trial_labels_its_epsilon(variant: str, data_mirror, isolated_data_env, monkeypatch) -> None:
+    """One tiny trial per variant: ``reference`` reports a nominal ε with the accountant's (larger) ε beside it;
+    ``strict`` reports an accounted ε whose PLD value equals the stated one (calibrated, within 1 %)."""
+    pytest.importorskip("jax")
+    from repro.studies.dpfermi.utkface import run_trial
+    from repro.trial import TrialContext
+
+    monkeypatch.setenv("REPRO_DATA_MIRROR", str(data_mirror))
+    params = {"epsilon": 10.0, "method": "dp-fermi", "variant": variant, "resolution": 16, "epochs": 1,
+              "subsample": 200, "lambdas": [0.0, 10.0], "device": "cpu"}
+    out = run_trial(params, TrialContext("dpfermi-fig-5", "epsilon=10.0", "dp-fermi", 0))
+    assert [r["knob"] for r in out.records] == [0.0, 10.0]
+    assert all(0 <= r["error"] <= 1 and 0 <= r["violation"] <= 1 for r in out.records)
+    priv = out.tables["privacy"][0]
+    if variant == "reference":
+        assert priv["epsilon_label"] == "nominal" and priv["eps_block_rdp"] > 10.0
+    else:
+        assert priv["epsilon_label"] == "accounted"
+        assert priv["eps_joint_pld"] == pytest.approx(10.0, rel=0.01)

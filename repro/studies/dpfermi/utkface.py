@@ -148,6 +148,9 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     device = str(params.get("device", "auto"))
     noise_source = str(params.get("noise_source", "host"))
     lambdas = _lambdas(params, eps)
+    variant = str(params.get("variant", "reference"))
+    if variant not in ("reference", "strict"):
+        raise InvalidParameterError(f"variant must be 'reference' or 'strict'; got {variant!r}.")
 
     index = load_index()
     train, test = split_indices(
@@ -162,42 +165,42 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
 
     n = train.size
     rho = group_floor(s_tr)
-    noise, acc = noise_levels(n, rho, eps, epochs, B, clip, radius)
-    steps, delta = noise.steps, noise.delta
-    cfg = DPFermiConfig(
-        head="softmax",
-        ermi_form="full",
-        fairness="dp",
-        lr_theta=float(params.get("lr_theta", 0.001)),
-        lr_w=float(params.get("lr_w", 0.005)),
-        batch_size=B,
-        epochs=epochs,
-        theta_clip="batch",
-        clip_norm=clip,
-        w_radius=radius,
-        w_projection="frobenius",
-        w_init="normal",
-        theta_noise_scale="one",
-        w_noise_scale="lambda",
-        sampling="shuffle",
-        sigma_theta=noise.sigma_theta,
-        sigma_w=noise.sigma_w,
-    )
-    variant = str(params.get("variant", "reference"))
+    delta = 1.0 / n**2
+    lr_theta, lr_w = float(params.get("lr_theta", 0.001)), float(params.get("lr_w", 0.005))
     if variant == "strict":
         q, steps = opacus_sampling(n, B, epochs)
         z = calibrate_noise_multiplier(eps, delta, q, steps)
         cfg = STRICT_SENSITIVE.with_(
             head="softmax",
-            lr_theta=cfg.lr_theta,
-            lr_w=cfg.lr_w,
+            lr_theta=lr_theta,
+            lr_w=lr_w,
             batch_size=B,
             epochs=epochs,
             clip_norm=float(params.get("strict_clip_norm", 1.0)),
             noise_multiplier=z,
         )
-    elif variant != "reference":
-        raise InvalidParameterError(f"variant must be 'reference' or 'strict'; got {variant!r}.")
+    else:
+        noise, acc = noise_levels(n, rho, eps, epochs, B, clip, radius)
+        steps = noise.steps
+        cfg = DPFermiConfig(
+            head="softmax",
+            ermi_form="full",
+            fairness="dp",
+            lr_theta=lr_theta,
+            lr_w=lr_w,
+            batch_size=B,
+            epochs=epochs,
+            theta_clip="batch",
+            clip_norm=clip,
+            w_radius=radius,
+            w_projection="frobenius",
+            w_init="normal",
+            theta_noise_scale="one",
+            w_noise_scale="lambda",
+            sampling="shuffle",
+            sigma_theta=noise.sigma_theta,
+            sigma_w=noise.sigma_w,
+        )
     dev = select_device(device)
 
     records, compute = [], []
