@@ -35,7 +35,7 @@ def main() -> None:
     parser.add_argument("--resolutions", default="16,32,128")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--strict-resolutions", default="16,32",
-                        help="resolutions at which the strict variant (vmap per-sample clipping) is also timed")
+                        help="resolutions at which the strict variant (vmap per-sample clip) is timed")
     args = parser.parse_args()
     import jax
 

@@ -98,7 +98,7 @@ def test_claims_hold_on_the_released_values_and_can_fail() -> None:
 @pytest.mark.data
 @pytest.mark.parametrize("variant", ["reference", "strict"])
 def test_trial_labels_its_epsilon(variant: str, data_mirror, isolated_data_env, monkeypatch) -> None:
-    """One tiny trial per variant: ``reference`` reports a nominal ε with the accountant's (larger) ε beside it;
+    """One tiny trial per variant: ``reference`` reports a nominal ε with the accountant's (larger) ε beside;
     ``strict`` reports an accounted ε whose PLD value equals the stated one (calibrated, within 1 %)."""
     pytest.importorskip("jax")
     from repro.studies.dpfermi.utkface import run_trial

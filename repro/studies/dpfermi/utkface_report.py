@@ -267,9 +267,9 @@ def report_markdown(bundle) -> str:
             tab = tab[cols].groupby("epsilon").first().reset_index()
             if "eps_block_rdp" in tab and bool((tab["eps_block_rdp"] > 1000).all()):
                 after = (
-                    "\n**Note.** The accountant's ε of one block exceeds 1000 at every nominal ε of this run: "
-                    "Theorem 3.3's σ grows with √T, and this run's T is far below the theorem's T_min, so the "
-                    "noise is negligible at every ε and the run cannot show the privacy–accuracy effect "
+                    "\n**Note.** The accountant's ε of one block exceeds 1000 at every nominal ε of this "
+                    "run: Theorem 3.3's σ grows with √T, and this run's T is far below the theorem's T_min, "
+                    "so the noise is negligible at every ε and the run cannot show the privacy–accuracy effect "
                     "(the claim 'smaller error at larger ε' is then not testable here)."
                 )
             note = (
