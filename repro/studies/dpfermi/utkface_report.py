@@ -269,7 +269,8 @@ def report_markdown(bundle) -> str:
                 after = (
                     "\n**Note.** The accountant's ε of one block exceeds 1000 at every nominal ε of this "
                     "run: Theorem 3.3's σ grows with √T, and this run's T is far below the theorem's T_min, "
-                    "so the noise is negligible at every ε and the run cannot show the privacy–accuracy effect "
+                    "so the noise is negligible at every ε and the run cannot show the privacy–accuracy "
+                    "effect "
                     "(the claim 'smaller error at larger ε' is then not testable here)."
                 )
             note = (
