@@ -116,3 +116,18 @@ def test_trial_labels_its_epsilon(variant: str, data_mirror, isolated_data_env, 
     else:
         assert priv["epsilon_label"] == "accounted"
         assert priv["eps_joint_pld"] == pytest.approx(10.0, rel=0.01)
+
+
+def test_lambda_grid_sources() -> None:
+    """The released grid per ε, an explicit list, or one λ (what ``--set lambdas=10`` gives); bad input names
+    the fix."""
+    from repro.errors import InvalidParameterError
+    from repro.studies.dpfermi.utkface import _lambdas
+
+    assert _lambdas({"lambdas": "released"}, 100.0) == [0.0, 2.0, 10.0, 50.0, 100.0]
+    assert _lambdas({"lambdas": [0, 10]}, 10.0) == [0.0, 10.0]
+    assert _lambdas({"lambdas": 10}, 10.0) == [10.0]
+    with pytest.raises(InvalidParameterError, match="--set lambdas=10"):
+        _lambdas({"lambdas": "released"}, 7.0)
+    with pytest.raises(InvalidParameterError, match="released"):
+        _lambdas({"lambdas": "all"}, 10.0)

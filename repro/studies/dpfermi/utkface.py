@@ -127,9 +127,11 @@ def _lambdas(params: dict[str, Any], eps: float) -> list[float]:
         if eps not in RELEASED_LAMBDAS:
             raise InvalidParameterError(
                 f"no released λ grid for ε = {eps:g} (released: {sorted(RELEASED_LAMBDAS)}); "
-                "give one with --set lambdas=0,10,50."
+                "give one λ with --set lambdas=10 (or a list in the experiment file)."
             )
         return list(RELEASED_LAMBDAS[eps])
+    if isinstance(lam, (int, float)) and not isinstance(lam, bool):  # one λ from --set lambdas=10
+        return [float(lam)]
     if not isinstance(lam, list) or not lam:
         raise InvalidParameterError(f'lambdas must be "released" or a list of numbers; got {lam!r}.')
     return [float(v) for v in lam]
