@@ -33,6 +33,7 @@ from repro.errors import (
 
 __all__ = [
     "PROFILES",
+    "REQUIRED_PROFILES",
     "ExperimentSpec",
     "Metric",
     "Profile",
@@ -48,7 +49,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-PROFILES = ("smoke", "full")
+PROFILES = ("smoke", "cpu", "full")
+#: every experiment declares these; ``cpu`` (a reduced run for experiments whose ``full`` needs an
+#: accelerator) is optional
+REQUIRED_PROFILES = ("smoke", "full")
 KINDS = ("table", "figure", "theorem-check", "calculator", "simulation")
 
 _TOP_KEYS = {
@@ -75,7 +79,8 @@ def experiments_dir() -> Path:
 
 @dataclass(frozen=True)
 class Profile:
-    """Seeds and overrides of one profile (``smoke`` for CI, ``full`` as in the paper)."""
+    """Seeds and overrides of one profile (``smoke`` for CI, ``full`` as in the paper, optional ``cpu``:
+    a clearly labelled reduced run where ``full`` needs an accelerator)."""
 
     name: str
     seeds: int
@@ -464,7 +469,7 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
             grid=_parse_grid(path, f"profiles.{name}.grid.", p["grid"]) if "grid" in p else None,
             cells=list(_parse_cells(path, f"profiles.{name}.cells", p["cells"])) if "cells" in p else None,
         )
-    for name in PROFILES:
+    for name in REQUIRED_PROFILES:
         if name not in profiles:
             raise _err(path, f"profiles.{name}", "is required (every experiment has smoke and full)")
 

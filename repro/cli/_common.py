@@ -26,7 +26,8 @@ out_option = click.option(
 )
 profile_option = click.option(
     "--profile", type=click.Choice(PROFILES), default="smoke", show_default=True,
-    help="smoke: small and fast (what CI runs); full: the paper's configuration.",
+    help="smoke: small and fast (what CI runs); full: the paper's configuration; cpu: a reduced run, "
+         "offered only by experiments whose full profile needs an accelerator.",
 )
 variant_option = click.option(
     "--variant", default=None, metavar="NAME",

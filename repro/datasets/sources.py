@@ -46,6 +46,11 @@ _FOLKTABLES_RECON_URL = (
     "https://raw.githubusercontent.com/socialfoundations/folktables/main/adult_reconstruction.csv"
 )
 _LDP_FAIRNESS_REPO = "GitHub hharcolezi/ldp-fairness-impact at 51275213"
+_UTKFACE_LICENSE = "Non-commercial research use only (UTKFace dataset terms)"
+_UTKFACE_CITATION = ("Zhang, Z., Song, Y. & Qi, H. (2017). Age Progression/Regression by Conditional "
+                     "Adversarial Autoencoder. CVPR 2017. https://susanqq.github.io/UTKFace/")
+_UTKFACE_CANONICAL = ("official archive UTKFace.tar.gz (aligned & cropped) from the project page "
+                      "https://susanqq.github.io/UTKFace/ (served from a cloud drive)")
 
 
 @dataclass(frozen=True)
@@ -292,6 +297,37 @@ _ALL: tuple[RawSource, ...] = (
         notes=("PINCP is the boolean label PINCP > 50000, not income. Split with "
                "train_test_split(test_size=0.2, random_state=42); the train split is not "
                "available. From GitHub Koc13/aide-fairness-evaluation at c715d9d0."),
+    ),
+    RawSource(
+        name="utkface-archive",
+        filename="derived/UTKFace.tar.gz",
+        url=None,
+        sha256="5f1deda98da38f111ad452aae26b876c2c3a63ce21b64e60e093a2d385496247",
+        size=105_798_354,
+        rows=23_708,
+        license=_UTKFACE_LICENSE,
+        citation=_UTKFACE_CITATION,
+        description="UTKFace aligned & cropped faces: all 23,708 JPEGs (200x200x3) in UTKFace/, "
+                    "original image bytes, repacked archive.",
+        canonical=False,
+        notes=(f"Canonical source: {_UTKFACE_CANONICAL}. The image bytes are the canonical ones "
+               "(verified against four independent public copies); the archive is repacked "
+               "deterministically, so verify images by utkface-image-list (repro.datasets.utkface "
+               "checks every image). From GitHub JSWLOM/utkface-age-prediction at 0ee1afb5."),
+    ),
+    RawSource(
+        name="utkface-image-list",
+        filename="derived/UTKFace.images.sha256",
+        url=None,
+        sha256="f46941580dc85fe21beb0bae2faca4f7cf8317384a775df25e631c4c612ce01b",
+        size=2_462_597,
+        rows=23_708,
+        license=_UTKFACE_LICENSE,
+        citation=_UTKFACE_CITATION,
+        description="Per-image sha256 list of UTKFace (one 'sha256  name' line per image, sorted by "
+                    "name, C locale); any extraction of the official archive reproduces it.",
+        canonical=False,
+        notes="Project-made checksum list (no public URL).",
     ),
 )
 

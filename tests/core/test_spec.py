@@ -222,3 +222,14 @@ def test_every_declared_value_is_an_accepted_override() -> None:
             for key in spec.settable_keys(profile):
                 for value in spec.declared_values(key):
                     spec.validate_overrides({key: [value]})
+def test_optional_cpu_profile(tmp_path: Path) -> None:
+    """``cpu`` is an optional third profile: it loads when declared, an unknown name is still rejected,
+    and asking a file without it for ``cpu`` names the valid profiles."""
+    text = base_text() + "\n[profiles.cpu]\nseeds = 2\n[profiles.cpu.params]\nx = 2.0\n"
+    spec = load_experiment(write(tmp_path, text))
+    assert spec.profile("cpu").seeds == 2 and spec.fixed_params("cpu") == {"x": 2.0}
+    with pytest.raises(ExperimentFileError, match="profiles.gpu"):
+        load_experiment(write(tmp_path, base_text() + "\n[profiles.gpu]\nseeds = 1\n", name="toy"))
+    plain = load_experiment(FIXTURE)
+    with pytest.raises(InvalidParameterError, match="has no profile 'cpu'; valid: smoke, full"):
+        plain.profile("cpu")

@@ -15,6 +15,7 @@ EXPECTED_NAMES = {
     "adult-data", "adult-test", "adult-names", "adult-reconstruction", "compas-two-years",
     "lsac-bar-pass", "parkinsons-updrs", "parkinsons-names", "credit-card-xls",
     "credit-card-tsv", "db-adult-processed-26k", "db-lsac", "acs-income-ca-2018-test",
+    "utkface-archive", "utkface-image-list",
 }
 CREDIT_XLS_SHA = "30c6be3abd8dcfd3e6096c828bad8c2f011238620f5369220bd60cfc82700933"
 
@@ -87,7 +88,7 @@ def _parse_checksums(path: Path) -> dict[str, str]:
 def test_every_mirror_checksum_line_is_registered(data_mirror: Path) -> None:
     listed = _parse_checksums(data_mirror / "checksums.sha256")
     by_file = {s.filename: s for s in SOURCES.values()}
-    assert len(listed) == 12
+    assert len(listed) == 14
     for filename, sha in listed.items():
         assert filename in by_file, f"{filename} is in checksums.sha256 but not registered"
         src = by_file[filename]

@@ -6,6 +6,9 @@ except under ``CI=true`` where they must run.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import os
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,11 @@ SPECS = load_all(EXPERIMENTS)
 def test_smoke_profile_runs(experiment_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                             request: pytest.FixtureRequest) -> None:
     spec = SPECS[experiment_id]
+    for extra in getattr(importlib.import_module(spec.trial), "REQUIRES", ()):
+        if importlib.util.find_spec(extra) is None:
+            if os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}:
+                pytest.fail(f"{experiment_id} needs {extra!r} (an optional extra) under CI=true", pytrace=False)
+            pytest.skip(f"{experiment_id} needs the optional {extra!r} (pip install -e \".[vision]\")")
     if spec.datasets:
         request.getfixturevalue("data_mirror")
         monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path / "data"))

@@ -1,0 +1,523 @@
+"""DP-FERMI with a JAX model: the paper's 9-conv VGG-like CNN on UTKFace (Figure 5), same semantics as
+the numpy engine.
+
+Spec: seed-004-dpfermi.md §3 (multi-class ERMI, softmax F, W ∈ R^{k×l}), §4.1 (Algorithm 1), §4.3 (the
+authors' code: batch-gradient clip, θ noise ×1, W noise ×λ, Frobenius ball, W₀ ~ N(0, 1), shuffled
+epochs, last iterate; for UTKFace the code's 9×9 W is used only through its first 5 rows = the paper's
+W ∈ R^{5×9}), §5 (Theorem 3.3 noise), §7.5 (model and training), §7.6 (compute).
+
+Semantics are those of :func:`repro.learners.dp_fermi.train_dp_fermi` with ``head="softmax"``,
+``ermi_form="full"``, ``fairness="dp"`` and ``theta_clip`` ``none``/``batch`` (the ``reference`` path) or
+``sensitive`` with Poisson sampling (the ``strict`` mode, spec §4.4: the s-dependent θ part of each sample,
+∇_θ 2 isp[s_i] Σ_j W_{s_i,j} f_ij, is clipped to ``clip_norm`` using per-sample gradients from ``jax.vmap``,
+noise λ·√2·z·2C on θ and √2·z·Δ_W on W, sums divided by the expected batch size; the all-features
+``per_sample`` mode is not implemented). Per step of the reference path, on the batch B:
+
+    objective(θ, W) = mean_B CE(F_θ(x), y) + λ · mean_B ψ̂_i(θ, W),
+    ψ̂_i = −Σ_j f_j ‖W_{:,j}‖² + (2/√p̂_S(s_i)) Σ_j W_{s_i,j} f_j − 1,       f = softmax(model_θ(x_i))
+    g_θ = ∇_θ objective, clipped as a whole to ``clip_norm`` (``batch``), + σ_θ·u (×λ if ``lambda``)
+    g_W = λ ∇_W mean_B ψ̂_i + σ_W·V (×λ if ``w_noise_scale="lambda"``),
+    θ ← θ − η_θ g_θ,   W ← Π(W + η_W g_W)          (both gradients at (θ_t, W_t))
+
+**Randomness is drawn exactly as the numpy engine draws it**, from the same numpy Generator in the same
+order: θ initialisation (PyTorch ``nn.Linear`` / ``Conv2d`` defaults), W₀, the batch permutation of each
+epoch, then per step the θ noise (one standard normal per parameter, in parameter order) and the W noise.
+So on a linear softmax model this trainer reproduces the numpy engine's numbers (tested; float64 under
+``jax.enable_x64``). The device only runs the deterministic step; noise comes from the host.
+
+Model (:func:`vgg_init`, :func:`vgg_apply`; spec §7.5): 3×3 convs (padding 1) 3→8→16→16(s2)→32→64→64(s2)
+→128→256→256(s2), each followed by instance normalisation (no affine) after conv1_2, conv1, conv2_2, conv2,
+conv3_2, conv3, then ReLU (order conv → norm → ReLU is ours, [I]); flatten; FC to 9 logits. Inputs are uint8
+images scaled to [0, 1] (torchvision ``ToTensor``). 1,612,713 parameters at 128 px (the paper's "≈ 1.6M");
+the convolutions hold 1,022,880 at every resolution, the FC 256·(r/8)²·9 + 9. Instance statistics are used
+at evaluation too (ours: the authors' ``track_running_stats`` would switch to running averages under
+``model.eval()``, which the code may or may not call).
+
+JAX is an optional dependency (``pip install -e ".[vision]"``); importing this module without it raises
+:class:`repro.errors.MissingExtraError` with that command.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from repro.errors import InvalidParameterError, MissingExtraError
+from repro.learners.dp_fermi import DPFermiConfig, _batch_indices, _init_theta, _w_sensitivity
+from repro.privacy.accounting import dp_sgd_event, opacus_sampling
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError as err:  # pragma: no cover - exercised only without the extra
+    raise MissingExtraError(
+        'DP-FERMI on images needs JAX: install the vision extra with `pip install -e ".[vision]"` '
+        '(CPU wheel; `pip install "jax[cuda12]"` for an NVIDIA GPU).'
+    ) from err
+
+__all__ = [
+    "VGG_CHANNELS",
+    "VGG_STRIDES",
+    "VGG_NORM",
+    "vgg_param_count",
+    "vgg_init",
+    "vgg_apply",
+    "psi_batch",
+    "linear_init",
+    "linear_apply",
+    "CnnResult",
+    "train_dp_fermi_jax",
+    "predict",
+    "select_device",
+]
+
+#: (in, out) channels of the 9 convolutions and their strides; spec §7.5
+VGG_CHANNELS = ((3, 8), (8, 16), (16, 16), (16, 32), (32, 64), (64, 64), (64, 128), (128, 256), (256, 256))
+VGG_STRIDES = (1, 1, 2, 1, 1, 2, 1, 1, 2)
+#: instance norm after conv1_2, conv1, conv2_2, conv2, conv3_2, conv3 (not after the _1 layers)
+VGG_NORM = (False, True, True, False, True, True, False, True, True)
+
+Params = tuple[Any, ...]
+
+
+def vgg_param_count(resolution: int, n_classes: int = 9) -> int:
+    """Number of parameters of the VGG-like CNN at input ``resolution`` (1,612,713 at 128, 9 classes)."""
+    _check_resolution(resolution)
+    conv = sum(9 * a * b + b for a, b in VGG_CHANNELS)
+    return conv + 256 * (resolution // 8) ** 2 * n_classes + n_classes
+
+
+def _check_resolution(resolution: int) -> None:
+    if resolution < 8 or resolution % 8:
+        raise InvalidParameterError(
+            f"the CNN needs a resolution that is a multiple of 8 (>= 8); got {resolution}."
+        )
+
+
+def vgg_init(rng: np.random.Generator, resolution: int, n_classes: int = 9) -> Params:
+    """PyTorch's default initialisation (weights and biases U(−1/√fan_in, 1/√fan_in)), from ``rng``.
+
+    Returns the tuple (w1, b1, …, w9, b9, w_fc, b_fc): conv weights HWIO (3, 3, in, out), FC (in, out)."""
+    _check_resolution(resolution)
+    out: list[np.ndarray] = []
+    for a, b in VGG_CHANNELS:
+        bound = 1.0 / math.sqrt(9 * a)
+        out.append(rng.uniform(-bound, bound, size=(b, a, 3, 3)).transpose(2, 3, 1, 0).copy())
+        out.append(rng.uniform(-bound, bound, size=b))
+    fan_in = 256 * (resolution // 8) ** 2
+    bound = 1.0 / math.sqrt(fan_in)
+    out.append(rng.uniform(-bound, bound, size=(n_classes, fan_in)).T.copy())
+    out.append(rng.uniform(-bound, bound, size=n_classes))
+    return tuple(out)
+
+
+def _instance_norm(h, eps: float = 1e-5):
+    mean = h.mean(axis=(1, 2), keepdims=True)
+    var = h.var(axis=(1, 2), keepdims=True)
+    return (h - mean) / jnp.sqrt(var + eps)
+
+
+def vgg_apply(params: Params, x) -> Any:
+    """Logits (N, n_classes) of uint8 or float images (N, r, r, 3); uint8 is scaled to [0, 1]."""
+    h = x.astype(params[0].dtype) / 255.0 if x.dtype == jnp.uint8 else x
+    for i, (stride, norm) in enumerate(zip(VGG_STRIDES, VGG_NORM, strict=True)):
+        h = (
+            jax.lax.conv_general_dilated(
+                h,
+                params[2 * i],
+                (stride, stride),
+                ((1, 1), (1, 1)),
+                dimension_numbers=("NHWC", "HWIO", "NHWC"),
+            )
+            + params[2 * i + 1]
+        )
+        if norm:
+            h = _instance_norm(h)
+        h = jax.nn.relu(h)
+    # flatten in PyTorch's (C, H, W) order so the FC weight layout matches nn.Linear on NCHW
+    h = h.transpose(0, 3, 1, 2).reshape(h.shape[0], -1)
+    return h @ params[-2] + params[-1]
+
+
+def linear_init(rng: np.random.Generator, d: int, n_classes: int) -> Params:
+    """θ of ``nn.Linear(d, n_classes)`` drawn exactly as the numpy engine draws it: (w (d, l), b (l,))."""
+    w, b = _init_theta(d, n_classes, 1, rng)
+    return (w[:, 0, :].copy(), b[0].copy())
+
+
+def linear_apply(params: Params, x) -> Any:
+    """Logits x w + b of a linear softmax model (the numpy engine's ``head="softmax"``)."""
+    return x @ params[0] + params[1]
+
+
+def psi_batch(f, s, W, isp, mask=None):
+    """Batch mean of ψ̂_i(θ, W) = −Σ_j f_ij ‖W_{:,j}‖² + 2 isp[s_i] Σ_j W_{s_i,j} f_ij − 1 (mask 0: left out).
+
+    ``f`` (m, l) soft predictions, ``s`` (m,) groups, ``W`` (k, l), ``isp`` = 1/√p̂_S (k,). Its maximum over W
+    is the multi-class ERMI of (Ŷ, S) on the batch (spec §3 "Inner maximizer"; tested)."""
+    psi_i = -(f * (W * W).sum(axis=0)[None, :]).sum(axis=1) + 2 * isp[s] * (W[s] * f).sum(axis=1) - 1
+    if mask is None:
+        return psi_i.mean()
+    return (psi_i * mask).sum() / mask.sum()
+
+
+@dataclass(frozen=True)
+class CnnResult:
+    """Final θ (host arrays), W (k × l), steps, timing and the device the steps ran on."""
+
+    params: Params
+    W: np.ndarray
+    steps: int
+    seconds: float
+    images_per_second: float
+    device: str
+    config: DPFermiConfig
+    sampling_probability: float | None = None
+
+    @property
+    def event(self):
+        """The DP-SGD event (z, q, T) of a ``sensitive`` run (None otherwise), as the numpy engine's."""
+        c = self.config
+        if c.theta_clip != "sensitive" or c.noise_multiplier <= 0 or self.sampling_probability is None:
+            return None
+        return dp_sgd_event(c.noise_multiplier, self.sampling_probability, self.steps)
+
+
+def select_device(device: str = "auto"):
+    """The JAX device for ``device``: ``auto`` (JAX's default: an accelerator when one is visible),
+    ``cpu``, ``gpu`` or ``tpu``.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the requested kind has no device here (names the fix)."""
+    if device == "auto":
+        return jax.devices()[0]
+    if device not in ("cpu", "gpu", "tpu"):
+        raise InvalidParameterError(f"device must be auto, cpu, gpu or tpu; got {device!r}.")
+    try:
+        return jax.devices(device)[0]
+    except RuntimeError as err:
+        raise InvalidParameterError(
+            f"no {device} device is visible to JAX ({err}); use --set device=auto or cpu, or install "
+            'the accelerator wheel (e.g. `pip install "jax[cuda12]"`).'
+        ) from err
+
+
+def _check_config(cfg: DPFermiConfig) -> None:
+    unsupported = {
+        "head": ("softmax",),
+        "ermi_form": ("full",),
+        "fairness": ("dp",),
+        "theta_clip": ("none", "batch", "sensitive"),
+        "sampling": ("shuffle", "uniform", "poisson"),
+        "return_iterate": ("last",),
+    }
+    for key, ok in unsupported.items():
+        if getattr(cfg, key) not in ok:
+            raise InvalidParameterError(
+                f"the JAX DP-FERMI trainer supports {key} in {ok}; got {getattr(cfg, key)!r} "
+                "(use repro.learners.dp_fermi for the other modes)."
+            )
+    if (cfg.theta_clip == "sensitive") != (cfg.sampling == "poisson"):
+        raise InvalidParameterError(
+            "the JAX trainer's strict mode is theta_clip='sensitive' with sampling='poisson' (the accounted "
+            f"DP-SGD event); got theta_clip={cfg.theta_clip!r}, sampling={cfg.sampling!r}."
+        )
+
+
+@functools.lru_cache(maxsize=16)
+def _make_step(
+    apply: Callable,
+    theta_clip: str,
+    clip_norm: float,
+    lr_theta: float,
+    lr_w: float,
+    w_projection: str,
+    w_radius: float,
+    shapes: tuple[tuple[int, ...], ...],
+):
+    """The jitted step; cached on everything it closes over, so the runs of one λ grid compile once."""
+    sizes = [int(np.prod(s)) for s in shapes]
+    splits = np.cumsum(sizes)[:-1].tolist()
+
+    def objective(params, W, xb, yb, sb, mask, isp, lam):
+        logits = apply(params, xb)
+        logp = jax.nn.log_softmax(logits, axis=1)
+        f = jnp.exp(logp)
+        ce = -(jnp.take_along_axis(logp, yb[:, None], axis=1)[:, 0] * mask).sum() / mask.sum()
+        return ce + lam * psi_batch(f, sb, W, isp, mask)
+
+    grad = jax.grad(objective, argnums=(0, 1))
+
+    def step(params, W, X, Y, S, idx, mask, isp, lam, u, V, th_std, w_std):
+        xb, yb, sb = X[idx], Y[idx], S[idx]
+        g, gW = grad(params, W, xb, yb, sb, mask, isp, lam)
+        if theta_clip == "batch":
+            norm = jnp.sqrt(sum(jnp.sum(t * t) for t in g))
+            div = jnp.maximum(1.0, norm / clip_norm)
+            g = tuple(t / div for t in g)
+        noise = jnp.split(u, splits) if splits else [u]
+        params = tuple(
+            p - lr_theta * (t + n.reshape(p.shape) * th_std) for p, t, n in zip(params, g, noise, strict=True)
+        )
+        W = W + lr_w * (gW + V * w_std)
+        if w_projection == "box":
+            W = jnp.clip(W, -w_radius, w_radius)
+        else:
+            norm_w = jnp.sqrt(jnp.sum(W * W))
+            W = W * jnp.where(norm_w > w_radius, w_radius / jnp.maximum(norm_w, 1e-300), 1.0)
+        return params, W
+
+    return jax.jit(step)
+
+
+@functools.lru_cache(maxsize=16)
+def _make_strict_step(
+    apply: Callable,
+    clip_norm: float,
+    lr_theta: float,
+    lr_w: float,
+    w_projection: str,
+    w_radius: float,
+    shapes: tuple[tuple[int, ...], ...],
+):
+    """The jitted step of the ``sensitive`` (strict) mode, the numpy engine's semantics: the s-independent
+    part Σ_i [∇ℓ_i + λ∇(−Σ_j f_ij‖W_{:,j}‖²)] unclipped, each sample's s-dependent part
+    ∇_θ 2 isp[s_i] Σ_j W_{s_i,j} f_ij clipped to ``clip_norm`` (per-sample gradients by ``jax.vmap``) and
+    scaled by λ, the W gradient Σ_i ∇_W ψ̂_i unscaled, all divided by the expected batch size."""
+    splits = np.cumsum([int(np.prod(s)) for s in shapes])[:-1].tolist()
+
+    def ns_objective(params, W, xb, yb, mask, lam):
+        logp = jax.nn.log_softmax(apply(params, xb), axis=1)
+        f = jnp.exp(logp)
+        ce = -(jnp.take_along_axis(logp, yb[:, None], axis=1)[:, 0] * mask).sum()
+        psi_ns = (-(f * (W * W).sum(axis=0)[None, :]).sum(axis=1) * mask).sum()
+        return ce + lam * psi_ns
+
+    def h_single(params, x, s, W, isp):
+        f = jax.nn.softmax(apply(params, x[None])[0])
+        return 2 * isp[s] * (W[s] * f).sum()
+
+    per_sample = jax.vmap(jax.grad(h_single), in_axes=(None, 0, 0, None, None))
+
+    def psi_sum(W, f, sb, isp, mask):
+        psi_i = -(f * (W * W).sum(axis=0)[None, :]).sum(axis=1) + 2 * isp[sb] * (W[sb] * f).sum(axis=1) - 1
+        return (psi_i * mask).sum()
+
+    def step(params, W, X, Y, S, idx, mask, isp, lam, u, V, th_std, w_std, denom):
+        xb, yb, sb = X[idx], Y[idx], S[idx]
+        g = jax.grad(ns_objective)(params, W, xb, yb, mask, lam)
+        gs = per_sample(params, xb, sb, W, isp)
+        norms = jnp.sqrt(sum(jnp.sum(t.reshape(t.shape[0], -1) ** 2, axis=1) for t in gs))
+        clip = mask * jnp.minimum(1.0, clip_norm / (norms + 1e-12))
+        g = tuple(a + lam * jnp.tensordot(clip, b, axes=1) for a, b in zip(g, gs, strict=True))
+        f = jax.nn.softmax(apply(params, xb), axis=1)
+        gW = jax.grad(psi_sum)(W, f, sb, isp, mask)
+        noise = jnp.split(u, splits) if splits else [u]
+        params = tuple(
+            p - (lr_theta / denom) * (t + n.reshape(p.shape) * th_std)
+            for p, t, n in zip(params, g, noise, strict=True)
+        )
+        W = W + (lr_w / denom) * (gW + V * w_std)
+        if w_projection == "box":
+            W = jnp.clip(W, -w_radius, w_radius)
+        else:
+            norm_w = jnp.sqrt(jnp.sum(W * W))
+            W = W * jnp.where(norm_w > w_radius, w_radius / jnp.maximum(norm_w, 1e-300), 1.0)
+        return params, W
+
+    return jax.jit(step)
+
+
+@functools.lru_cache(maxsize=16)
+def _noise_fn(n_params: int, shape: tuple[int, int], dtype: Any):
+    """Standard normals (θ noise (n_params,), W noise ``shape``) of step t, drawn on the device."""
+
+    def draw(key, t):
+        ku, kv = jax.random.split(jax.random.fold_in(key, t))
+        return jax.random.normal(ku, (n_params,), dtype), jax.random.normal(kv, shape, dtype)
+
+    return jax.jit(draw)
+
+
+def train_dp_fermi_jax(
+    X: np.ndarray,
+    y: np.ndarray,
+    s: np.ndarray,
+    config: DPFermiConfig,
+    *,
+    rng: np.random.Generator,
+    model: str = "vgg",
+    device: str = "auto",
+    n_classes: int | None = None,
+    noise_source: str = "host",
+    progress: Callable[[int, int, float], None] | None = None,
+) -> CnnResult:
+    """Train one DP-FERMI model (reference semantics of the numpy engine) with a JAX model.
+
+    Parameters
+    ----------
+    X, y, s
+        Inputs (``vgg``: uint8 images (n, r, r, 3); ``linear``: features (n, d)), labels 0..l−1,
+        groups 0..k−1.
+    config
+        :class:`repro.learners.dp_fermi.DPFermiConfig` with ``head="softmax"``, ``ermi_form="full"`` and
+        ``theta_clip`` ``none`` or ``batch``; σ_θ, σ_W as from Theorem 3.3.
+    rng
+        Source of the initialisation, batches and noise, consumed in the numpy engine's order.
+    model
+        ``vgg`` (the paper's CNN) or ``linear`` (softmax regression; the cross-check against the engine).
+    device
+        See :func:`select_device`.
+    n_classes
+        Number of classes l (default: max label + 1, at least 2, as the numpy engine infers it).
+    noise_source
+        ``host``: every standard normal from ``rng`` in the numpy engine's order (bit-for-bit the engine's
+        stream; the default). ``device``: the per-step normals from ``jax.random`` on the device, keyed by one
+        draw from ``rng`` after W₀ (same distribution, no 1.6M host normals and transfers per step: for
+        accelerators).
+    progress
+        Called as ``progress(step, total_steps, images_per_second)`` about 20 times per run.
+
+    Spec: seed-004 §4.1, §4.3, §7.5.
+    """
+    _check_config(config)
+    cfg = config
+    yi = np.asarray(y).astype(np.int64)
+    s = np.asarray(s, dtype=np.int64)
+    n = yi.size
+    if X.shape[0] != n or s.shape != (n,):
+        raise InvalidParameterError(f"X, y, s must have n rows; got {X.shape}, {yi.shape}, {s.shape}.")
+    if yi.min() < 0:
+        raise InvalidParameterError("labels must be integers 0, 1, … (class indices).")
+    inferred = max(int(yi.max()) + 1, 2)
+    if n_classes is None:
+        n_classes = inferred
+    elif n_classes < inferred:
+        raise InvalidParameterError(f"n_classes={n_classes} but the labels go up to {inferred - 1}.")
+    k = int(s.max()) + 1
+    p = np.bincount(s, minlength=k) / n
+    if np.any(p <= 0):
+        raise InvalidParameterError(f"every group must appear in the training set; got proportions {p}.")
+    isp = 1.0 / np.sqrt(p)
+    dev = select_device(device)
+    dtype = jnp.zeros(()).dtype  # float32, or float64 under jax.enable_x64
+
+    if noise_source not in ("host", "device"):
+        raise InvalidParameterError(f"noise_source must be 'host' or 'device'; got {noise_source!r}.")
+    if model == "vgg":
+        if X.ndim != 4 or X.shape[3] != 3 or X.shape[1] != X.shape[2] or X.dtype != np.uint8:
+            raise InvalidParameterError(f"vgg needs uint8 images (n, r, r, 3); got {X.dtype} {X.shape}.")
+        params0 = vgg_init(rng, X.shape[1], n_classes)
+        apply = vgg_apply
+    elif model == "linear":
+        params0 = linear_init(rng, X.shape[1], n_classes)
+        apply = linear_apply
+    else:
+        raise InvalidParameterError(f"model must be 'vgg' or 'linear'; got {model!r}.")
+    W0 = rng.standard_normal((k, n_classes)) if cfg.w_init == "normal" else np.zeros((k, n_classes))
+    noise_key = int(rng.integers(0, 2**32)) if noise_source == "device" else None
+    shapes = [q.shape for q in params0]
+    n_params = sum(int(np.prod(sh)) for sh in shapes)
+    lam = cfg.lam
+    strict = cfg.theta_clip == "sensitive"
+    if strict:  # the numpy engine's "sensitive" mode: joint (θ, W) sensitivity/noise ratio 1/z
+        q, steps = opacus_sampling(n, cfg.batch_size, cfg.epochs)
+        denom = float(max(int(n * q), 1))
+        z = cfg.noise_multiplier
+        th_std = lam * math.sqrt(2) * z * 2 * cfg.clip_norm
+        w_std = math.sqrt(2) * z * _w_sensitivity(isp, "full", 0)
+        draw_theta = draw_w = z > 0
+        step_fn = _make_strict_step(
+            apply, cfg.clip_norm, cfg.lr_theta, cfg.lr_w, cfg.w_projection, cfg.w_radius, tuple(shapes)
+        )
+    else:
+        q, steps = None, math.ceil(n / cfg.batch_size) * cfg.epochs
+        th_std = cfg.sigma_theta * (lam if cfg.theta_noise_scale == "lambda" else 1.0)
+        w_std = cfg.sigma_w * (lam if cfg.w_noise_scale == "lambda" else 1.0)
+        draw_theta, draw_w = cfg.sigma_theta > 0, cfg.sigma_w > 0
+        step_fn = _make_step(
+            apply,
+            cfg.theta_clip,
+            cfg.clip_norm,
+            cfg.lr_theta,
+            cfg.lr_w,
+            cfg.w_projection,
+            cfg.w_radius,
+            tuple(shapes),
+        )
+    put = lambda a, dt=None: jax.device_put(np.asarray(a, dtype=dt), dev)  # noqa: E731
+    with jax.default_device(dev):
+        Xd = put(X, np.uint8 if model == "vgg" else dtype)
+        Yd, Sd = put(yi, np.int32), put(s, np.int32)
+        params = tuple(put(q, dtype) for q in params0)
+        W = put(W0, dtype)
+        isp_d = put(isp, dtype)
+        zeros_u, zeros_v = put(np.zeros(n_params), dtype), put(np.zeros((k, n_classes)), dtype)
+        if noise_key is not None:
+            key = jax.device_put(jax.random.key(noise_key), dev)
+            draw = _noise_fn(n_params, (k, n_classes), dtype)
+        B = min(cfg.batch_size, n)
+        t0 = time.perf_counter()
+        done = 0
+        every = max(1, steps // 20)
+        for t, idx in enumerate(_batch_indices(n, cfg, rng), start=1):
+            m = idx.size
+            size = B * max(1, math.ceil(m / B))  # Poisson batches vary: pad to a multiple of B (few compiles)
+            pad = np.zeros(size, dtype=np.int32)
+            pad[:m] = idx
+            mask = np.zeros(size)
+            mask[:m] = 1.0
+            if noise_key is None:
+                u = put(rng.standard_normal(n_params), dtype) if draw_theta else zeros_u
+                V = put(rng.standard_normal((k, n_classes)), dtype) if draw_w else zeros_v
+            else:
+                u, V = draw(key, t) if (draw_theta or draw_w) else (zeros_u, zeros_v)
+            args = (params, W, Xd, Yd, Sd, put(pad), put(mask, dtype), isp_d, lam, u, V, th_std, w_std)
+            params, W = step_fn(*args, denom) if strict else step_fn(*args)
+            done += m
+            if progress is not None and (t % every == 0 or t == steps):
+                jax.block_until_ready(W)
+                progress(t, steps, done / max(time.perf_counter() - t0, 1e-9))
+        jax.block_until_ready(W)
+        seconds = time.perf_counter() - t0
+    return CnnResult(
+        tuple(np.asarray(leaf) for leaf in params),
+        np.asarray(W),
+        steps,
+        seconds,
+        done / max(seconds, 1e-9),
+        f"{dev.platform}:{dev.id}",
+        cfg,
+        q,
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _predict_fn(apply: Callable):
+    return jax.jit(lambda p, x: jax.nn.softmax(apply(p, x), axis=1))
+
+
+def predict(
+    params: Params, X: np.ndarray, *, model: str = "vgg", batch: int = 512, device: str = "auto"
+) -> tuple[np.ndarray, np.ndarray]:
+    """(argmax labels, class probabilities) of a trained model, in chunks of ``batch`` rows."""
+    apply = {"vgg": vgg_apply, "linear": linear_apply}.get(model)
+    if apply is None:
+        raise InvalidParameterError(f"model must be 'vgg' or 'linear'; got {model!r}.")
+    dev = select_device(device)
+    fn = _predict_fn(apply)
+    with jax.default_device(dev):
+        pd = tuple(jax.device_put(q, dev) for q in params)
+        probs = [
+            np.asarray(fn(pd, jax.device_put(X[i : i + batch], dev))) for i in range(0, X.shape[0], batch)
+        ]
+    prob = np.concatenate(probs, axis=0) if probs else np.zeros((0, 0))
+    return prob.argmax(axis=1), prob
