@@ -151,7 +151,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     data = fn.TypeData(counts, y, g)
     n = data.n
     fdata, fpred = fn.flip_labels(data, pred)
-    k_steps = m * (T - 1) + T
+    k_steps = fn.corrected_k_steps(T, m)
     eps_prime = sc.alg3_paper_eps_prime(n, eps, delta, T, m, C)
     eps_step = fn.calibrate_step_epsilon(eps, delta, k_steps) if mode == "corrected" else None
     # The m·T matrix-vector products are small: multi-threaded BLAS only adds contention here.
