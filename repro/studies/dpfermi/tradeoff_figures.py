@@ -28,7 +28,8 @@ Variants:
     to C_s = 1, θ noise ×λ, W noise from the exact bound of the sensitive W part, Poisson sampling,
     one noise multiplier calibrated with the PLD accountant so that the stated ε holds for the joint
     (θ, W) mechanism w.r.t. the **sensitive attribute** (the guarantee the paper's Theorem 3.3(a)
-    claims; P̂_S treated as public). At λ = 0 the model does not see S, so it is noiseless.
+    claims; P̂_S treated as public). The accounting takes no amplification by subsampling (q = 1):
+    a record's unclipped non-sensitive part enters the same noisy sum (issue 14, defect 1). At λ = 0 the model does not see S, so it is noiseless.
 ``strict-all`` (``--variant strict-all``)
     The same ERMI with per-sample clipping of the joint (θ, W) gradient (C = 1.5) and the accountant-
     calibrated noise on everything: the stated ε holds w.r.t. **all features** (config
@@ -57,6 +58,7 @@ from repro.learners.baselines import train_jagielski_2019, train_pf_ld, train_tr
 from repro.learners.dp_fermi import (
     STRICT_ALL_FEATURES,
     STRICT_SENSITIVE,
+    accounted_sampling_probability,
     DPFermiConfig,
     train_dp_fermi_batch,
 )
@@ -159,12 +161,16 @@ def _dp_fermi(params, ctx, Xtr, ytr, str_, Xte, yte, ste):
     elif variant in ("strict", "strict-all"):
         lambdas = [float(v) for v in params.get("strict_lambdas", params["lambdas"])]
         q, T = opacus_sampling(n, B, epochs)
-        z = 0.0 if math.isinf(eps) else calibrate_noise_multiplier(eps, delta, q, T)
         engine = STRICT_SENSITIVE if variant == "strict" else STRICT_ALL_FEATURES
+        # strict: no amplification by subsampling (unclipped non-sensitive part, issue 14 defect 1)
+        q_acc = accounted_sampling_probability(engine, q)
+        z = 0.0 if math.isinf(eps) else calibrate_noise_multiplier(eps, delta, q_acc, T)
         cfg = engine.with_(**base, noise_multiplier=z)
         privacy.update(noise_multiplier=z, clip_norm=cfg.clip_norm, steps=T, sampling_probability=q,
-                       eps_joint_pld=math.inf if z == 0 else accountant_epsilon(dp_sgd_event(z, q, T), delta),
-                       guarantee=("joint (theta, W), sensitive attribute only, PLD accountant"
+                       accounted_sampling_probability=q_acc,
+                       eps_joint_pld=math.inf if z == 0 else accountant_epsilon(dp_sgd_event(z, q_acc, T), delta),
+                       guarantee=("joint (theta, W), sensitive attribute only, PLD accountant without "
+                                  "amplification by subsampling"
                                   if variant == "strict" else "joint (theta, W), all features, PLD accountant"))
         nonpriv = cfg.with_(noise_multiplier=0.0, lam=0.0)
     else:

@@ -219,8 +219,8 @@ def _strict_block_epsilon(variant: str | None, row: pd.Series) -> float:
         return math.inf
     if variant == "strict-all":
         return float(row["eps_joint_pld"])
-    return accountant_epsilon(dp_sgd_event(math.sqrt(2) * z, float(row["sampling_probability"]), int(row["steps"])),
-                              float(row["delta"]))
+    q_acc = row.get("accounted_sampling_probability", row["sampling_probability"])
+    return accountant_epsilon(dp_sgd_event(math.sqrt(2) * z, float(q_acc), int(row["steps"])), float(row["delta"]))
 
 
 def _verdict(v: dict[str, Any]) -> str:
