@@ -58,8 +58,8 @@ from repro.learners.baselines import train_jagielski_2019, train_pf_ld, train_tr
 from repro.learners.dp_fermi import (
     STRICT_ALL_FEATURES,
     STRICT_SENSITIVE,
-    accounted_sampling_probability,
     DPFermiConfig,
+    accounted_sampling_probability,
     train_dp_fermi_batch,
 )
 from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_event, opacus_sampling
