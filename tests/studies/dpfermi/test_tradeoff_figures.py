@@ -136,6 +136,10 @@ def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant:
     if variant.startswith("strict"):
         assert ("sensitive attribute" in priv["guarantee"]) is (variant == "strict")
         assert priv["eps_joint_pld"] == pytest.approx(3.0, abs=0.05)
+        # issue 14: strict (sensitive only) is accounted without amplification by subsampling
+        assert priv["accounted_sampling_probability"] == (1.0 if variant == "strict" else priv["sampling_probability"])
+    assert priv["eps_label"] == study.epsilon_label(method, variant)
+    assert all(r["eps_label"] == priv["eps_label"] for r in out.records)
     again = study.run_trial(params, ctx)
     assert again.records == out.records                       # a pure function of (params, seed)
 
