@@ -73,13 +73,14 @@ def main(ctx: click.Context, debug: bool, verbose: int) -> None:
 
 
 def _register() -> None:
+    from repro.cli.audit import audit
     from repro.cli.data import data
     from repro.cli.list_cmd import list_cmd
     from repro.cli.plot import plot
     from repro.cli.report import report
     from repro.cli.run import run
 
-    for command in (list_cmd, run, plot, report, data):
+    for command in (list_cmd, run, plot, report, data, audit):
         main.add_command(command)
 
 

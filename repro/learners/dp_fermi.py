@@ -58,10 +58,15 @@ Privacy modes (the noise sits in the config, the accounting in the caller):
   W: G_i^sens = 2 P̂_S^{−1/2} e_{s_i} f_iᵀ is bounded without clipping (replace-one sensitivity
   Δ_W = 2√(1/p̂_a + 1/p̂_b) for the two smallest groups, ≤ √(8/ρ)); N(0, (√2·z·Δ_W)²) is added. The
   two blocks released at one step form one Gaussian mechanism whose joint sensitivity/noise ratio is
-  1/z, so with Poisson sampling the whole run is the DP-SGD event (z, q, T) in the replace-one-attribute
-  relation: the record stays in or out of the batch, only its contribution moves (from a to b), and the
-  pair (1−q)N(0) + qN(a) vs (1−q)N(0) + qN(b) is dominated by the add/remove pair with shift ‖a − b‖ (checked
-  numerically in the tests). P̂_S is treated as public (spec §5 caveat 3; ours).
+  1/z. Changing s_i keeps the record in or out of the batch, but its non-sensitive part c (∇ℓ_i and the
+  W-norm term, not clipped) enters the same noisy sum, so one step is the pair
+  (1−q)N(0) + qN(c + a) vs (1−q)N(0) + qN(c + b). For c ≠ 0 this is NOT dominated by the add/remove
+  subsampled Gaussian (a large c tells whether the record was sampled; issue 14, defect 1), so we
+  account it without amplification by subsampling: by joint convexity of the hockey-stick divergence
+  each step is dominated by the Gaussian mechanism N(a) vs N(b) (noise multiplier z for the joint
+  shift), and the run is T compositions of it (:func:`accounted_sampling_probability` = 1, event
+  ``dp_sgd_event(z, 1, T)``); checked numerically against the PLD of the true pair in the tests.
+  P̂_S is treated as public (spec §5 caveat 3; ours): *public-statistics caveat*.
 
 Training many models at once (:func:`train_dp_fermi_batch`): configurations that differ only in
 λ and the noise levels are trained together on the same batches with the same standard-normal
@@ -86,7 +91,7 @@ from repro.learners.logistic import LogisticModel, SoftmaxModel, torch_linear_in
 from repro.privacy.accounting import dp_sgd_event, opacus_sampling
 
 __all__ = ["DPFermiConfig", "DPFermiResult", "train_dp_fermi", "train_dp_fermi_batch",
-           "ermi", "REFERENCE",
+           "ermi", "REFERENCE", "accounted_sampling_probability",
            "STRICT_ALL_FEATURES", "STRICT_SENSITIVE", "PER_MODEL_FIELDS"]
 
 _CHOICES = {
@@ -183,6 +188,16 @@ STRICT_SENSITIVE = DPFermiConfig(
     theta_noise_scale="lambda", w_noise_scale="one", eo_weighting="label_prior")
 
 
+def accounted_sampling_probability(config: DPFermiConfig, q: float) -> float:
+    """Sampling probability the accountant may use for this privacy mode (issue 14, defect 1).
+
+    ``per_sample``: q (add/remove, the whole per-record contribution is clipped). ``sensitive``: 1 — the
+    unclipped non-sensitive part of a record breaks amplification by subsampling for replace-one-attribute
+    (module docstring). Spec: §4.4 "Strict-DP mode".
+    """
+    return 1.0 if config.theta_clip == "sensitive" else float(q)
+
+
 @dataclass(frozen=True)
 class DPFermiResult:
     """Trained model (non-sensitive features only), final W matrices, steps and the DP-SGD event
@@ -199,7 +214,8 @@ class DPFermiResult:
         c = self.config
         if not c.per_sample_privacy or c.noise_multiplier <= 0 or self.sampling_probability is None:
             return None
-        return dp_sgd_event(c.noise_multiplier, self.sampling_probability, self.steps)
+        return dp_sgd_event(c.noise_multiplier, accounted_sampling_probability(c, self.sampling_probability),
+                            self.steps)
 
 
 def ermi(prob: np.ndarray, s: np.ndarray, k: int | None = None) -> float:

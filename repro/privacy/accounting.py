@@ -22,6 +22,10 @@ from dp_accounting import pld, rdp
 from repro.errors import InvalidParameterError
 
 __all__ = [
+    "ACCOUNTED",
+    "NOMINAL",
+    "PUBLIC_STATISTICS",
+    "EPS_LABELS",
     "Accountant",
     "dp_sgd_event",
     "laplace_event",
@@ -36,6 +40,12 @@ _PLD_DISCRETIZATION = 1e-4
 _PLD_SEARCH_DISCRETIZATION = 1e-3
 #: Integer Rényi orders (fractional orders < 2 make dp_accounting's series fail to converge and warn).
 _RDP_ORDERS = tuple(range(2, 65)) + (80, 96, 128, 192, 256, 512, 1024)
+
+
+#: Labels every reported ε carries (issue 14): a proof and an accountant; the paper's formula, not a
+#: guarantee; accounted, but statistics of the training data (group sizes, P̂_S) are treated as public.
+ACCOUNTED, NOMINAL, PUBLIC_STATISTICS = "accounted", "nominal", "public-statistics caveat"
+EPS_LABELS = (ACCOUNTED, NOMINAL, PUBLIC_STATISTICS)
 
 
 def _check_eps_delta(eps: float | None, delta: float) -> None:

@@ -19,11 +19,15 @@ Modes (spec §5.7):
 
 - ``"paper"`` [P]: reading (a) of LC (cumulative FTPL loss, DEC-11), Laplace scale 1/ε′ with the
   paper's ε′ = ε/(((2+C)/n)√(mT ln(1/δ))) for every round, and the noiseless auditor (argmax).
-- ``"corrected"`` [X] (ours): the same learner with the Laplace scale of each release set to
-  Δ₁(t)/ε₀, where Δ₁(t) is the ℓ₁ sensitivity of the cumulative loss vector at round t (it grows
-  like t: :func:`cumulative_loss_sensitivity`), and an exponential-mechanism auditor at ε₀; the
-  m(T−1) + T pure ε₀-DP steps are composed exactly (optimal homogeneous composition,
-  :func:`composition_delta`), and ε₀ is calibrated to the target (ε, δ).
+- ``"corrected"`` [X] (ours): each learner sample is an exponential mechanism over H at ε₀ on the
+  score ⟨LC, h(Z)⟩ (:func:`ftpl_exp_mech_probabilities`), whose replace-one sensitivity is the ℓ₁
+  sensitivity Δ₁(t) of the cumulative loss vector at round t (it grows like t:
+  :func:`cumulative_loss_sensitivity`), and an exponential-mechanism auditor at ε₀; the m·T + T
+  pure ε₀-DP steps (:func:`corrected_k_steps`, round 1 included) are composed exactly (optimal
+  homogeneous composition, :func:`composition_delta`), and ε₀ is calibrated to the target (ε, δ).
+  (Issue 14, defect 2: an earlier version summed per-record Laplace noise over the records each h
+  predicts 1 on; which hypotheses receive a record's noise depends on its private type, so that
+  step was not DP — a hypothesis could move from probability 0 to > 0 between neighbours.)
 - ``"nonprivate"``: no noise, argmax auditor (FTPL with zero noise is follow-the-leader).
 
 Spec: seed-000-002-compat.md §4 (Alg. 2, Lemma 4), §5.1–§5.7, §8 (DEC-10 … DEC-19, DEC-23, DEC-26).
@@ -51,6 +55,8 @@ __all__ = [
     "fp_violation_sensitivity",
     "laplace_type_sums",
     "ftpl_oracle",
+    "ftpl_exp_mech_probabilities",
+    "corrected_k_steps",
     "errors",
     "fp_violations",
     "auditor_best_response",
@@ -166,6 +172,33 @@ def ftpl_oracle(pred: np.ndarray, data: TypeData, cum_loss: np.ndarray, scale: f
     return int(np.argmin(pred @ total))
 
 
+def ftpl_exp_mech_probabilities(pred: np.ndarray, data: TypeData, cum_loss: np.ndarray, sensitivity: float,
+                                epsilon: float) -> np.ndarray:
+    """Output law of one private FTPL step [X]: Pr[h] ∝ exp(−ε·⟨LC, h(Z)⟩ / (2Δ)).
+
+    The score ⟨LC, h(Z)⟩ = Σ_i h(x_i)·LC_i moves by at most Δ = the ℓ₁ sensitivity of the per-record
+    cumulative loss vector under replace-one (h ∈ {0, 1}), so sampling from this law is ε-DP
+    (McSherry & Talwar 2007); it is report-noisy-min with one Gumbel(2Δ/ε) draw per hypothesis.
+    With Δ = 0 (round 1, LC = 0) the law is uniform and data-independent. Spec: §5.4, §5.7 (issue 14).
+    """
+    score = pred @ (np.asarray(data.counts, dtype=float) * cum_loss)
+    if sensitivity <= 0:
+        if np.ptp(score) > 0:
+            raise InvalidParameterError("sensitivity 0 with data-dependent scores; pass the score's sensitivity.")
+        return np.full(pred.shape[0], 1.0 / pred.shape[0])
+    logits = -epsilon * score / (2.0 * sensitivity)
+    return np.exp(logits - special.logsumexp(logits))
+
+
+def corrected_k_steps(T: int, m: int) -> int:
+    """Number of ε₀-DP steps composed by the corrected mode: m learner samples and one auditor per round.
+
+    Round 1's m samples are counted although under the exponential mechanism they are uniform (LC = 0),
+    which only over-states ε. Spec: §5.7 (issue 14, defect 2).
+    """
+    return m * T + T
+
+
 def errors(pred: np.ndarray, data: TypeData) -> np.ndarray:
     """Sample error err(h) of every h (0-1 loss)."""
     y = np.asarray(data.y)
@@ -210,7 +243,7 @@ class FairNRRun:
 
     samples: np.ndarray  # (T, m) hypothesis indices
     lambdas: np.ndarray  # (T,)
-    scales: np.ndarray  # (T,) Laplace scale per record used in round t
+    scales: np.ndarray  # (T,) per-record Laplace scale (paper) or exp.-mechanism Gumbel scale 2Δ/ε₀ (corrected)
     mode: str
     info: dict[str, float] = field(default_factory=dict)
 
@@ -259,12 +292,16 @@ def private_fairnr(pred: np.ndarray, data: TypeData, *, T: int, m: int, C: float
         elif mode == "paper":
             scale = 1.0 / eps_prime
         else:
-            # At t = 1 LC = 0 does not depend on the data; use the round-2 scale for a non-degenerate draw.
-            sens = cumulative_loss_sensitivity(n, max(t, 1), lam_sum if t else C)
-            scale = sens / eps_step
+            # Exponential mechanism on ⟨LC, h(Z)⟩; "scale" is its Gumbel scale 2Δ/ε₀ (0 at t = 1: uniform).
+            sens = cumulative_loss_sensitivity(n, t, lam_sum)
+            scale = 2.0 * sens / eps_step
         scales[t] = scale
-        for s in range(m):
-            samples[t, s] = ftpl_oracle(pred, data, cum, scale, rng=rng)
+        if mode == "corrected":
+            law = ftpl_exp_mech_probabilities(pred, data, cum, sens, eps_step)
+            samples[t] = rng.choice(pred.shape[0], size=m, p=law)
+        else:
+            for s in range(m):
+                samples[t, s] = ftpl_oracle(pred, data, cum, scale, rng=rng)
         v = float(phi[samples[t]].mean())
         if mode == "corrected":
             lam = auditor_exp_mech(v, C, slack, eps_step, n, rng=rng)

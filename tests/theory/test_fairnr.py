@@ -201,3 +201,106 @@ def test_modes_and_bad_input() -> None:
     assert np.all(np.diff(run.scales[1:]) >= 0) and run.scales[-1] > run.scales[1]
     with pytest.raises(InvalidParameterError, match="negative"):
         fn.TypeData(np.ones(3, dtype=int), np.array([1, 1, 0]), np.array([0, 1, 0]))
+
+
+# --------------------------------------------------------------------------- issue 14, defect 2: one FTPL step
+
+
+def _k3_threshold_types() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Types (x ∈ {0, 1, 2}, g, y) and the threshold class h_k = 1[x ≥ k], k = 0..3 (K = 3)."""
+    types = np.array([(x, g, y) for x in range(3) for g in (0, 1) for y in (0, 1)])
+    pred = (types[None, :, 0] >= np.arange(4)[:, None]).astype(float)
+    return types[:, 0], types[:, 1], types[:, 2], pred
+
+
+def _k3_dataset() -> fn.TypeData:
+    """Eight records, none with x = 2, so h_2 and h_3 agree on the data."""
+    x, g, y, _ = _k3_threshold_types()
+    counts = np.zeros(x.size, dtype=int)
+    for xi, gi, yi, c in [(0, 0, 0, 2), (0, 1, 0, 1), (1, 0, 0, 1), (1, 1, 0, 1), (0, 0, 1, 1), (1, 1, 1, 2)]:
+        counts[np.flatnonzero((x == xi) & (g == gi) & (y == yi))[0]] += c
+    return fn.TypeData(counts, y, g)
+
+
+def _neighbours(data: fn.TypeData) -> list[fn.TypeData]:
+    """All replace-one neighbours (one record changes type) that are valid TypeData."""
+    out = []
+    counts = np.asarray(data.counts)
+    for src in np.flatnonzero(counts > 0):
+        for dst in range(counts.size):
+            if dst == src:
+                continue
+            c = counts.copy()
+            c[src] -= 1
+            c[dst] += 1
+            try:
+                out.append(fn.TypeData(c, data.y, data.g))
+            except InvalidParameterError:
+                continue
+    return out
+
+
+def test_paper_ftpl_step_puts_zero_probability_on_a_hypothesis_a_neighbour_can_select() -> None:
+    """The per-record-Laplace step (paper mode) is not DP: P_D[h_3] = 0 exactly, P_D'[h_3] > 0."""
+    *_, pred = _k3_threshold_types()
+    data = _k3_dataset()
+    x, *_ = _k3_threshold_types()
+    moved = np.asarray(data.counts).copy()
+    src = int(np.flatnonzero((x == 1) & (np.asarray(data.g) == 1) & (np.asarray(data.y) == 1))[0])
+    moved[src] -= 1
+    moved[src + 4] += 1  # same (g, y), x = 2
+    neighbour = fn.TypeData(moved, data.y, data.g)
+    rng = np.random.default_rng(14)
+    cum = fn.cumulative_loss(data, 1, 1.0)
+    cum_n = fn.cumulative_loss(neighbour, 1, 1.0)
+    got = np.array([fn.ftpl_oracle(pred, data, cum, 0.2, rng=rng) for _ in range(2000)])
+    got_n = np.array([fn.ftpl_oracle(pred, neighbour, cum_n, 0.2, rng=rng) for _ in range(2000)])
+    assert np.sum(got == 3) == 0 and np.sum(got_n == 3) > 20
+
+
+@pytest.mark.parametrize("t,lam_sum", [(1, 0.0), (2, 1.0), (3, -2.0), (6, 3.0), (6, 0.5)])
+def test_corrected_ftpl_step_is_eps_dp_on_every_neighbour_exactly(t: int, lam_sum: float) -> None:
+    """Exact output laws over all replace-one neighbours: max |log P_D[h] − log P_D'[h]| ≤ ε₀ (K = 3)."""
+    *_, pred = _k3_threshold_types()
+    data = _k3_dataset()
+    eps0 = 0.7
+    sens = fn.cumulative_loss_sensitivity(data.n, t - 1, lam_sum)
+    law = fn.ftpl_exp_mech_probabilities(pred, data, fn.cumulative_loss(data, t - 1, lam_sum), sens, eps0)
+    assert np.all(law > 0) and law.sum() == pytest.approx(1.0)
+    worst = 0.0
+    for nb in _neighbours(data):
+        assert fn.cumulative_loss_sensitivity(nb.n, t - 1, lam_sum) == sens
+        law_n = fn.ftpl_exp_mech_probabilities(pred, nb, fn.cumulative_loss(nb, t - 1, lam_sum), sens, eps0)
+        worst = max(worst, float(np.max(np.abs(np.log(law) - np.log(law_n)))))
+    assert worst <= eps0 + 1e-12
+    if t > 1:
+        assert worst > 0.05  # the neighbours do move the law (the check is not vacuous)
+
+
+def test_corrected_mode_samples_the_exponential_mechanism() -> None:
+    """Round-2 samples of the corrected mode follow exp(−ε₀⟨LC, h⟩/(2Δ)) (5-SE tolerance per hypothesis).
+
+    On the old per-record-Laplace step h_3 (equal to h_2 on the data) had frequency exactly 0.
+    """
+    *_, pred = _k3_threshold_types()
+    data = _k3_dataset()
+    eps0, m, C = 2.0, 20_000, 1.0
+    run = fn.private_fairnr(pred, data, T=2, m=m, C=C, mode="corrected", eps_step=eps0,
+                            rng=np.random.default_rng(3))
+    lam = float(run.lambdas[0])
+    score = pred @ (np.asarray(data.counts) * fn.cumulative_loss(data, 1, lam))
+    delta1 = (max(2.0 + abs(lam), 2.0 * abs(lam)) + abs(lam)) / data.n
+    p = np.exp(-eps0 * score / (2 * delta1))
+    p /= p.sum()
+    freq = np.bincount(run.samples[1], minlength=4) / m
+    assert np.all(np.abs(freq - p) <= 5 * np.sqrt(p * (1 - p) / m) + 1e-12)
+    assert freq[3] > 0 and run.scales[1] == pytest.approx(2 * delta1 / eps0)
+    # Round 1: LC = 0, the law is uniform (data-independent); 4-hypothesis chi-square at level 1e-4.
+    f1 = np.bincount(run.samples[0], minlength=4)
+    assert stats.chisquare(f1).pvalue > 1e-4
+
+
+def test_corrected_k_steps_counts_round_one() -> None:
+    """The composition counts m·T learner steps (round 1 included) plus T auditor steps."""
+    assert fn.corrected_k_steps(100, 10) == 1100
+    assert fn.corrected_k_steps(1, 3) == 4

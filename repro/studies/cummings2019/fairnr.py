@@ -25,6 +25,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from repro.errors import InvalidParameterError
+from repro.privacy.accounting import ACCOUNTED, NOMINAL
 from repro.theory import expmech_learner as em
 from repro.theory import fairnr as fn
 from repro.theory import sample_complexity as sc
@@ -151,7 +152,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     data = fn.TypeData(counts, y, g)
     n = data.n
     fdata, fpred = fn.flip_labels(data, pred)
-    k_steps = m * (T - 1) + T
+    k_steps = fn.corrected_k_steps(T, m)
     eps_prime = sc.alg3_paper_eps_prime(n, eps, delta, T, m, C)
     eps_step = fn.calibrate_step_epsilon(eps, delta, k_steps) if mode == "corrected" else None
     # The m·T matrix-vector products are small: multi-threaded BLAS only adds contention here.
@@ -195,6 +196,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         "game_opt_err": game_err,
         "game_opt_eo_gap": game_gap,
         "eps_accounted": eps_acc,
+        "eps_label": {"corrected": ACCOUNTED, "paper": NOMINAL}.get(mode, "non-private"),
         "eps_learner_only": eps_learner,
         "eps_step": eps_step if mode == "corrected" else (eps_prime * (2.0 + C) / n if mode == "paper" else math.nan),
         "noise_scale_last": float(run.scales[-1]),

@@ -28,7 +28,8 @@ Variants:
     to C_s = 1, θ noise ×λ, W noise from the exact bound of the sensitive W part, Poisson sampling,
     one noise multiplier calibrated with the PLD accountant so that the stated ε holds for the joint
     (θ, W) mechanism w.r.t. the **sensitive attribute** (the guarantee the paper's Theorem 3.3(a)
-    claims; P̂_S treated as public). At λ = 0 the model does not see S, so it is noiseless.
+    claims; P̂_S treated as public). The accounting takes no amplification by subsampling (q = 1):
+    a record's unclipped non-sensitive part enters the same noisy sum (issue 14, defect 1). At λ = 0 the model does not see S, so it is noiseless.
 ``strict-all`` (``--variant strict-all``)
     The same ERMI with per-sample clipping of the joint (θ, W) gradient (C = 1.5) and the accountant-
     calibrated noise on everything: the stated ε holds w.r.t. **all features** (config
@@ -58,14 +59,37 @@ from repro.learners.dp_fermi import (
     STRICT_ALL_FEATURES,
     STRICT_SENSITIVE,
     DPFermiConfig,
+    accounted_sampling_probability,
     train_dp_fermi_batch,
 )
-from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_event, opacus_sampling
+from repro.privacy.accounting import (
+    NOMINAL,
+    PUBLIC_STATISTICS,
+    calibrate_noise_multiplier,
+    dp_sgd_event,
+    opacus_sampling,
+)
 from repro.privacy.accounting import epsilon as accountant_epsilon
 from repro.privacy.dpfermi_noise import accountant_epsilons, group_floor, theorem33_noise
 from repro.trial import TrialContext, TrialOutput
 
-__all__ = ["run_trial", "load_dataset"]
+__all__ = ["run_trial", "load_dataset", "epsilon_label"]
+
+#: ε label per (method, DP-FERMI variant) (issue 14, defect 3). Tran 2021a and PF-LD: the fairness penalty
+#: couples the samples of a batch (group means, signs), so per-sample clipping does not bound the
+#: sensitivity and their ε is the formula's; strict / strict-all and Jagielski treat P̂_S or the cell sizes
+#: as public.
+_EPS_LABELS = {("dp-fermi", "reference"): NOMINAL, ("dp-fermi", "strict"): PUBLIC_STATISTICS,
+               ("dp-fermi", "strict-all"): PUBLIC_STATISTICS, "tran-2021a": NOMINAL, "pf-ld": NOMINAL,
+               "jagielski-2019": PUBLIC_STATISTICS}
+
+
+def epsilon_label(method: str, variant: str = "reference") -> str:
+    """The label of the ε this study reports for ``method`` (and DP-FERMI ``variant``): see _EPS_LABELS."""
+    key = (method, variant) if method == "dp-fermi" else method
+    if key not in _EPS_LABELS:
+        raise InvalidParameterError(f"no ε label for method {method!r}, variant {variant!r}; add it to _EPS_LABELS.")
+    return _EPS_LABELS[key]
 
 log = logging.getLogger(__name__)
 
@@ -159,13 +183,18 @@ def _dp_fermi(params, ctx, Xtr, ytr, str_, Xte, yte, ste):
     elif variant in ("strict", "strict-all"):
         lambdas = [float(v) for v in params.get("strict_lambdas", params["lambdas"])]
         q, T = opacus_sampling(n, B, epochs)
-        z = 0.0 if math.isinf(eps) else calibrate_noise_multiplier(eps, delta, q, T)
         engine = STRICT_SENSITIVE if variant == "strict" else STRICT_ALL_FEATURES
+        # strict: no amplification by subsampling (unclipped non-sensitive part, issue 14 defect 1)
+        q_acc = accounted_sampling_probability(engine, q)
+        z = 0.0 if math.isinf(eps) else calibrate_noise_multiplier(eps, delta, q_acc, T)
         cfg = engine.with_(**base, noise_multiplier=z)
         privacy.update(noise_multiplier=z, clip_norm=cfg.clip_norm, steps=T, sampling_probability=q,
-                       eps_joint_pld=math.inf if z == 0 else accountant_epsilon(dp_sgd_event(z, q, T), delta),
-                       guarantee=("joint (theta, W), sensitive attribute only, PLD accountant"
-                                  if variant == "strict" else "joint (theta, W), all features, PLD accountant"))
+                       accounted_sampling_probability=q_acc,
+                       eps_joint_pld=math.inf if z == 0 else accountant_epsilon(dp_sgd_event(z, q_acc, T), delta),
+                       guarantee=("joint (theta, W), sensitive attribute only, PLD accountant without "
+                                  "amplification by subsampling; P-hat_S public"
+                                  if variant == "strict" else
+                                  "joint (theta, W), all features, PLD accountant; P-hat_S public"))
         nonpriv = cfg.with_(noise_multiplier=0.0, lam=0.0)
     else:
         raise InvalidParameterError(
@@ -215,7 +244,10 @@ def _baseline(method, params, ctx, Xtr, ytr, str_, Xte, yte, ste):
     else:
         raise InvalidParameterError(
             f"method must be dp-fermi, tran-2021a, pf-ld or jagielski-2019; got {method!r}.")
-    privacy["guarantee"] = "(epsilon, delta)-DP w.r.t. all features (see the baseline's module)"
+    privacy["guarantee"] = ("(epsilon, delta)-DP w.r.t. all features if the group cell sizes are public "
+                            "(see the baseline's module)" if method == "jagielski-2019" else
+                            "nominal: the fairness penalty couples the samples of a batch, so per-sample "
+                            "clipping does not bound the sensitivity")
     return records, privacy
 
 
@@ -234,5 +266,8 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         records, privacy = _dp_fermi(params, ctx, *parts)
     else:
         records, privacy = _baseline(method, params, ctx, *parts)
+    privacy["eps_label"] = epsilon_label(method, str(privacy.get("variant", "reference")))
+    for r in records:
+        r["eps_label"] = privacy["eps_label"]
     privacy["data_source"] = ds.source + ("" if ds.canonical else " (DERIVED, not canonical)")
     return TrialOutput(records=records, tables={"privacy": [privacy]})

@@ -219,8 +219,8 @@ def _strict_block_epsilon(variant: str | None, row: pd.Series) -> float:
         return math.inf
     if variant == "strict-all":
         return float(row["eps_joint_pld"])
-    return accountant_epsilon(dp_sgd_event(math.sqrt(2) * z, float(row["sampling_probability"]), int(row["steps"])),
-                              float(row["delta"]))
+    q_acc = row.get("accounted_sampling_probability", row["sampling_probability"])
+    return accountant_epsilon(dp_sgd_event(math.sqrt(2) * z, float(q_acc), int(row["steps"])), float(row["delta"]))
 
 
 def _verdict(v: dict[str, Any]) -> str:
@@ -284,7 +284,7 @@ def report_markdown(bundle) -> str:
         fermi = priv[priv["method"] == "dp-fermi"]
         if not fermi.empty:
             cols = [c for c in ("epsilon", "sigma_theta", "sigma_w", "noise_multiplier", "eps_block_rdp",
-                                "eps_joint_rdp", "eps_joint_pld", "conditions_ok", "code_group") if c in fermi]
+                                "eps_joint_rdp", "eps_joint_pld", "eps_label", "conditions_ok", "code_group") if c in fermi]
             agg = fermi[cols].groupby("epsilon").first().reset_index()
             if "eps_joint_pld" in agg:
                 agg.insert(agg.columns.get_loc("eps_joint_pld"), "eps_block_pld",
@@ -292,7 +292,12 @@ def report_markdown(bundle) -> str:
                             for e in agg["epsilon"]])
             lines.append("\n**DP-FERMI privacy per ε** (reference: Theorem 3.3(a) σ's, RDP ε of one block and of "
                          "the joint (θ, W) mechanism, spec §5 caveat 1; strict variants: noise multiplier z of the "
-                         "joint mechanism and the PLD ε of one block (θ or W alone) and of both).\n")
+                         "joint mechanism and the PLD ε of one block (θ or W alone) and of both; `strict` is "
+                         "accounted without amplification by subsampling, issue 14). ε labels: *nominal* = the "
+                         "paper's formula, not a guarantee; *public-statistics caveat* = accounted with P̂_S "
+                         "treated as public; the baselines Tran 2021a and PF-LD are *nominal* (their penalty "
+                         "couples the samples of a batch), Jagielski 2019 *public-statistics caveat* (cell "
+                         "sizes public).\n")
             lines.append("| " + " | ".join(agg.columns) + " |")
             lines.append("|" + "---|" * len(agg.columns))
             for _, r in agg.iterrows():
@@ -303,8 +308,8 @@ def report_markdown(bundle) -> str:
     if siblings:
         me = bundle.variant or bundle.spec.variants[0]
         lines.append("\n**Variant comparison** (DP-FERMI, mean over seeds; `reference` = the authors' code path with "
-                     "nominal ε, `strict` = true ε w.r.t. the sensitive attribute, `strict-all` = true ε w.r.t. all "
-                     "features; the strict variants use the full ERMI and their own λ grid, so compare curves, not "
+                     "*nominal* ε, `strict` = accounted ε w.r.t. the sensitive attribute, `strict-all` = accounted ε "
+                     "w.r.t. all features, both with the *public-statistics caveat* (P̂_S public); the strict variants use the full ERMI and their own λ grid, so compare curves, not "
                      "λ values):\n")
         lines.append("| ε | variant | λ=0 error | λ=0 violation | lowest violation (its λ, error) |")
         lines.append("|---|---|---|---|---|")

@@ -152,7 +152,9 @@ def report_markdown(bundle) -> str:
             f"(σ = {sel['noise_std'].mean():.3f}; the thesis's σ = {paper_sigma:g}, calibrated by the thesis "
             f"for its own (q, T)). Accountant ε of the DP-SGD part: {sel['eps_dpsgd'].mean():.3f} (PLD), "
             f"{sel['eps_dpsgd_rdp'].mean():.3f} (RDP); total ε′ = {sel['eps_total'].mean():.3f} at δ′ = 1e-5 "
-            f"(+ ε₀ + ε₁, basic composition). Variant `{bundle.variant}`.")
+            f"(+ ε₀ + ε₁, basic composition; *accounted*). Variant `{bundle.variant}`. ε labels: Algorithm 2 "
+            f"and DP-SGD *accounted*; DP-FERMI rows (thesis noise formulas) *nominal*; DP-FERMI (strict) "
+            f"*public-statistics caveat* (P̂_S from the training data treated as public).")
     fr = agg[agg["method"] == FERMI].sort_values("lambda") if "lambda" in agg else agg.iloc[0:0]
     if not fr.empty and not a2.empty:
         best = fr.iloc[(fr["accuracy_mean"] - a2.iloc[0].accuracy_mean).abs().argsort()[:1]].iloc[0]

@@ -136,6 +136,10 @@ def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant:
     if variant.startswith("strict"):
         assert ("sensitive attribute" in priv["guarantee"]) is (variant == "strict")
         assert priv["eps_joint_pld"] == pytest.approx(3.0, abs=0.05)
+        # issue 14: strict (sensitive only) is accounted without amplification by subsampling
+        assert priv["accounted_sampling_probability"] == (1.0 if variant == "strict" else priv["sampling_probability"])
+    assert priv["eps_label"] == study.epsilon_label(method, variant)
+    assert all(r["eps_label"] == priv["eps_label"] for r in out.records)
     again = study.run_trial(params, ctx)
     assert again.records == out.records                       # a pure function of (params, seed)
 
@@ -183,3 +187,21 @@ def test_strict_block_epsilon_is_below_the_joint_one() -> None:
     block = _strict_block_epsilon("strict", row)
     assert 0.4 * joint < block < 0.8 * joint
     assert _strict_block_epsilon("strict-all", pd.concat([row, pd.Series({"eps_joint_pld": joint})])) == joint
+
+
+def test_every_method_and_variant_has_its_epsilon_label() -> None:
+    # issue 14, defect 3: the baselines whose penalty couples samples are nominal; strict variants carry the
+    # public-statistics caveat (P-hat_S public); the authors' reference path is nominal.
+    from repro.errors import InvalidParameterError
+    from repro.privacy.accounting import EPS_LABELS
+    from repro.studies.dpfermi.tradeoff_figures import epsilon_label
+
+    assert epsilon_label("tran-2021a") == "nominal" and epsilon_label("pf-ld") == "nominal"
+    assert epsilon_label("jagielski-2019") == "public-statistics caveat"
+    assert epsilon_label("dp-fermi", "reference") == "nominal"
+    assert epsilon_label("dp-fermi", "strict") == epsilon_label("dp-fermi", "strict-all") == "public-statistics caveat"
+    assert all(epsilon_label(m) in EPS_LABELS for m in ("tran-2021a", "pf-ld", "jagielski-2019"))
+    import pytest
+
+    with pytest.raises(InvalidParameterError, match="no ε label"):
+        epsilon_label("dp-fermi", "paper")

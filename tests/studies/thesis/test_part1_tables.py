@@ -38,3 +38,14 @@ def test_results_identical_with_one_and_two_jobs(env: Path) -> None:
     assert set(t["method"]) >= {"Algorithm 2", "DP-SGD (before post-processing)", "DP-FERMI"}
     data = runs[0].tables["data"].iloc[0]
     assert data["source"] in {"credit-card-xls", "credit-card-tsv"}
+
+
+def test_every_method_has_its_epsilon_label() -> None:
+    # issue 14, defect 3: DP-SGD + Algorithm 2 accounted, thesis DP-FERMI formulas nominal, strict P-hat_S public.
+    from repro.privacy.accounting import EPS_LABELS
+    from repro.studies.thesis import part1_tables as pt
+
+    assert set(pt.EPS_LABEL) == {*pt.METHODS, pt.BASE} and set(pt.EPS_LABEL.values()) <= set(EPS_LABELS)
+    assert pt.EPS_LABEL[pt.ALG2] == pt.EPS_LABEL[pt.BASE] == "accounted"
+    assert pt.EPS_LABEL[pt.FERMI] == pt.EPS_LABEL[pt.FERMI_OTHER] == "nominal"
+    assert pt.EPS_LABEL[pt.FERMI_STRICT] == "public-statistics caveat"
