@@ -31,7 +31,8 @@ from typing import Any
 from repro import __version__
 from repro.trial import canonical_json
 
-__all__ = ["TrialCache", "atomic_write_bytes", "atomic_write_text", "code_version", "trial_code_modules",
+__all__ = ["TrialCache", "atomic_write_bytes", "atomic_write_text", "code_version", "module_exists",
+           "trial_code_modules",
            "trial_key"]
 
 log = logging.getLogger(__name__)
@@ -79,11 +80,12 @@ def _imported_modules(tree: ast.AST, package: str) -> set[str]:
             found.add(base)
             # ``from repro.pkg import module`` imports a module, not a name
             found.update(f"{base}.{a.name}" for a in node.names
-                         if base.startswith("repro") and _is_submodule(f"{base}.{a.name}"))
+                         if base.startswith("repro") and module_exists(f"{base}.{a.name}"))
     return {m for m in found if m.startswith("repro")}
 
 
-def _is_submodule(name: str) -> bool:
+def module_exists(name: str) -> bool:
+    """Whether ``name`` is an importable module (its parent packages are imported to find out)."""
     try:
         return importlib.util.find_spec(name) is not None
     except (ImportError, ValueError):
@@ -106,32 +108,36 @@ class _StripImportPaths(ast.NodeTransformer):
         return node
 
 
-def _module_digest(name: str) -> tuple[str, ast.AST | None]:
-    """sha256 of a module's code (its AST without docstring positions, comments or repro import paths)."""
+def _module_code(name: str) -> tuple[str, set[str]]:
+    """One parse of a module: the sha256 of its code (its AST without comments or repro import paths)
+    and the ``repro`` modules it imports. A module without Python source is hashed by name."""
     spec = importlib.util.find_spec(name)
     if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
-        return hashlib.sha256(name.encode()).hexdigest(), None
+        return hashlib.sha256(name.encode()).hexdigest(), set()
     tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
-    normalized = _StripImportPaths().visit(ast.parse(Path(spec.origin).read_text(encoding="utf-8")))
-    return hashlib.sha256(ast.dump(normalized).encode()).hexdigest(), tree
+    package = name if spec.submodule_search_locations else name.rpartition(".")[0]
+    imports = _imported_modules(tree, package)
+    return hashlib.sha256(ast.dump(_StripImportPaths().visit(tree)).encode()).hexdigest(), imports
+
+
+def _trial_code_digests(module_name: str) -> dict[str, str]:
+    """Digest of the study module and of every ``repro`` module it imports, transitively (report/plot
+    modules excluded), each module parsed once."""
+    digests: dict[str, str] = {}
+    todo = [module_name]
+    while todo:
+        name = todo.pop()
+        if name in digests or not _is_trial_code(name):
+            continue
+        digests[name], imports = _module_code(name)
+        todo.extend(sorted(imports - digests.keys()))
+    return digests
 
 
 @cache
 def trial_code_modules(module_name: str) -> tuple[str, ...]:
     """The study module and every ``repro`` module it imports, transitively (report/plot modules excluded)."""
-    seen: set[str] = set()
-    todo = [module_name]
-    while todo:
-        name = todo.pop()
-        if name in seen or not _is_trial_code(name):
-            continue
-        seen.add(name)
-        _, tree = _module_digest(name)
-        if tree is not None:
-            spec = importlib.util.find_spec(name)
-            package = name if spec is not None and spec.submodule_search_locations else name.rpartition(".")[0]
-            todo.extend(sorted(_imported_modules(tree, package) - seen))
-    return tuple(sorted(seen))
+    return tuple(sorted(_trial_code_digests(module_name)))
 
 
 @cache
@@ -147,7 +153,7 @@ def code_version(module_name: str) -> str:
     * moving or renaming a module, reformatting it or editing comments invalidates nothing.
     """
     module = importlib.import_module(module_name)
-    digests = sorted(_module_digest(name)[0] for name in trial_code_modules(module_name))
+    digests = sorted(_trial_code_digests(module_name).values())
     h = hashlib.sha256("\n".join(digests).encode())
     return f"{__version__}+{getattr(module, 'VERSION', '0')}+{h.hexdigest()[:16]}"
 

@@ -36,7 +36,7 @@ from typing import Any
 import pandas as pd
 
 from repro import __version__
-from repro.cache import atomic_write_text
+from repro.cache import atomic_write_text, module_exists
 from repro.errors import InvalidParameterError, NoResultsError
 from repro.spec import ExperimentSpec
 from repro.trial import canonical_json
@@ -200,11 +200,7 @@ def report_module_name(spec: ExperimentSpec) -> str:
     """The module holding a study's ``plot`` and ``report_markdown``: ``<study>_report`` beside the
     study when it exists (it imports the study, never the reverse), else the study module itself."""
     companion = f"{spec.trial}_report"
-    try:
-        found = importlib.util.find_spec(companion) is not None
-    except (ImportError, ValueError):
-        found = False
-    return companion if found else spec.trial
+    return companion if module_exists(companion) else spec.trial
 
 
 def report_hook(spec: ExperimentSpec, name: str) -> Any:

@@ -232,6 +232,14 @@ def _check_config(cfg: DPFermiConfig) -> None:
         )
 
 
+def _project_w(W: Any, kind: str, radius: float) -> Any:
+    """W back onto its set (the numpy engine's ``_project``): the box [−r, r] or the Frobenius ball of radius r."""
+    if kind == "box":
+        return jnp.clip(W, -radius, radius)
+    norm_w = jnp.sqrt(jnp.sum(W * W))
+    return W * jnp.where(norm_w > radius, radius / jnp.maximum(norm_w, 1e-300), 1.0)
+
+
 @functools.lru_cache(maxsize=16)
 def _make_step(
     apply: Callable,
@@ -268,12 +276,7 @@ def _make_step(
             p - lr_theta * (t + n.reshape(p.shape) * th_std) for p, t, n in zip(params, g, noise, strict=True)
         )
         W = W + lr_w * (gW + V * w_std)
-        if w_projection == "box":
-            W = jnp.clip(W, -w_radius, w_radius)
-        else:
-            norm_w = jnp.sqrt(jnp.sum(W * W))
-            W = W * jnp.where(norm_w > w_radius, w_radius / jnp.maximum(norm_w, 1e-300), 1.0)
-        return params, W
+        return params, _project_w(W, w_projection, w_radius)
 
     return jax.jit(step)
 
@@ -326,12 +329,7 @@ def _make_strict_step(
             for p, t, n in zip(params, g, noise, strict=True)
         )
         W = W + (lr_w / denom) * (gW + V * w_std)
-        if w_projection == "box":
-            W = jnp.clip(W, -w_radius, w_radius)
-        else:
-            norm_w = jnp.sqrt(jnp.sum(W * W))
-            W = W * jnp.where(norm_w > w_radius, w_radius / jnp.maximum(norm_w, 1e-300), 1.0)
-        return params, W
+        return params, _project_w(W, w_projection, w_radius)
 
     return jax.jit(step)
 
