@@ -109,7 +109,7 @@ _CHOICES = {
 }
 
 #: Fields in which the configurations of one :func:`train_dp_fermi_batch` call may differ.
-PER_MODEL_FIELDS = ("lam", "sigma_theta", "sigma_w", "noise_multiplier")
+PER_MODEL_FIELDS = ("lam", "sigma_theta", "sigma_w", "noise_multiplier", "clip_norm", "w_radius", "lr_theta", "lr_w")
 
 
 @dataclass(frozen=True)
@@ -331,10 +331,12 @@ def _w_sensitivity(isp: np.ndarray, form: str, group: int) -> float:
     return float(2 * math.sqrt(top.sum()))
 
 
-def _project(W: np.ndarray, kind: str, radius: float) -> np.ndarray:
-    """Per model: Frobenius ball of ``radius`` or the entrywise box [−radius, radius]."""
+def _project(W: np.ndarray, kind: str, radius: float | np.ndarray) -> np.ndarray:
+    """Per model (axis 0): Frobenius ball of ``radius`` or the entrywise box [−radius, radius];
+    ``radius`` is a scalar or one value per model."""
+    radius = np.broadcast_to(np.asarray(radius, dtype=float), (W.shape[0],))
     if kind == "box":
-        return np.clip(W, -radius, radius)
+        return np.clip(W, -radius[:, None, None], radius[:, None, None])
     norm = np.sqrt(np.sum(W * W, axis=(1, 2)))
     scale = np.where(norm > radius, radius / np.maximum(norm, 1e-300), 1.0)
     return W * scale[:, None, None]
@@ -445,6 +447,10 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
 
     G = len(configs)
     lam = np.array([c.lam for c in configs])
+    clip = np.array([c.clip_norm for c in configs])      # per-model L (or C): (G,)
+    radius = np.array([c.w_radius for c in configs])     # per-model D
+    lr_th = np.array([c.lr_theta for c in configs])
+    lr_w = np.array([c.lr_w for c in configs])
     form, group, mode = cfg.ermi_form, cfg.code_group, cfg.theta_clip
     Th, b = _init_theta(d, L, G, rng)
     shape = (1, 1) if form == "code_1x1" else (k, n_classes)
@@ -459,10 +465,10 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
     if cfg.per_sample_privacy:
         z = np.array([c.noise_multiplier for c in configs])
         if mode == "per_sample":
-            th_std = z * cfg.clip_norm
-            w_std = {lab: z * cfg.clip_norm for lab in labels}
+            th_std = z * clip
+            w_std = {lab: z * clip for lab in labels}
         else:  # sensitive: joint (θ, W) sensitivity/noise ratio 1/z, θ noise ×λ (Algorithm 1 line 4)
-            th_std = lam * math.sqrt(2) * z * 2 * cfg.clip_norm
+            th_std = lam * math.sqrt(2) * z * 2 * clip
             w_std = {lab: math.sqrt(2) * z * _w_sensitivity(isp[lab], form, group) for lab in labels}
         draw_theta = draw_w = any(c.noise_multiplier > 0 for c in configs)
     else:
@@ -505,37 +511,37 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
                 gn2 = np.sum(coef * coef, axis=2) * row_norm**2
                 for lab in labels:
                     gn2[rows[lab]] += _w_grad_sqnorm(f[rows[lab]], sB[rows[lab]], Ws[lab], isp[lab], form, group)
-                w_coef = np.minimum(1.0, cfg.clip_norm / (np.sqrt(gn2) + 1e-6))
+                w_coef = np.minimum(1.0, clip[None, :] / (np.sqrt(gn2) + 1e-6))
                 coef = coef * w_coef[..., None]
             else:
                 sens_norm = np.sqrt(np.sum(sens * sens, axis=2)) * row_norm
-                clip = np.minimum(1.0, cfg.clip_norm / (sens_norm + 1e-12))
-                coef = coef + lam[None, :, None] * sens * clip[..., None]
+                sens_clip = np.minimum(1.0, clip[None, :] / (sens_norm + 1e-12))
+                coef = coef + lam[None, :, None] * sens * sens_clip[..., None]
                 w_coef = np.ones((m, G))
             gw, gb = (XB.T @ coef.reshape(m, G * L)).reshape(d, G, L), coef.sum(axis=0)
             if draw_theta:
                 u = rng.standard_normal((d + 1) * L).reshape(d + 1, L)
                 gw, gb = gw + u[:d, None, :] * th_std[None, :, None], gb + u[d][None, :] * th_std[:, None]
-            Th = Th - (cfg.lr_theta / denom) * gw
-            b = b - (cfg.lr_theta / denom) * gb
+            Th = Th - (lr_th / denom)[None, :, None] * gw
+            b = b - (lr_th / denom)[:, None] * gb
             for lab in labels:
                 r = rows[lab]
                 gW = _w_grad_sum(w_coef[r], f[r], sB[r], Ws[lab], isp[lab], form, group)
                 if draw_w:
                     gW = gW + rng.standard_normal(shape)[None] * w_std[lab][:, None, None]
-                Ws[lab] = _project(Ws[lab] + (cfg.lr_w / denom) * gW, cfg.w_projection, cfg.w_radius)
+                Ws[lab] = _project(Ws[lab] + (lr_w / denom)[:, None, None] * gW, cfg.w_projection, radius)
         else:
             mm = max(m, 1)
             gw, gb = (XB.T @ coef.reshape(m, G * L)).reshape(d, G, L) / mm, coef.sum(axis=0) / mm
             if mode == "batch":
                 norm = np.sqrt(np.sum(gw * gw, axis=(0, 2)) + np.sum(gb * gb, axis=1))
-                div = np.maximum(1.0, norm / cfg.clip_norm)
+                div = np.maximum(1.0, norm / clip)
                 gw, gb = gw / div[None, :, None], gb / div[:, None]
             if draw_theta:
                 u = rng.standard_normal((d + 1) * L).reshape(d + 1, L)
                 gw, gb = gw + u[:d, None, :] * th_std[None, :, None], gb + u[d][None, :] * th_std[:, None]
-            Th = Th - cfg.lr_theta * gw
-            b = b - cfg.lr_theta * gb
+            Th = Th - lr_th[None, :, None] * gw
+            b = b - lr_th[:, None] * gb
             for lab in labels:
                 r = rows[lab]
                 n_r = f[r].shape[0]
@@ -544,7 +550,7 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
                                                       form, group) / m_lab
                 if draw_w:
                     gW = gW + rng.standard_normal(shape)[None] * w_std[lab][:, None, None]
-                Ws[lab] = _project(Ws[lab] + cfg.lr_w * gW, cfg.w_projection, cfg.w_radius)
+                Ws[lab] = _project(Ws[lab] + lr_w[:, None, None] * gW, cfg.w_projection, radius)
         if t == t_hat:
             kept = (Th.copy(), b.copy())
     if kept is None:

@@ -227,13 +227,21 @@ def test_batched_training_equals_separate_runs() -> None:
     for base in (REFERENCE.with_(epochs=2, batch_size=200, sigma_theta=0.3, sigma_w=0.1),
                  STRICT_SENSITIVE.with_(epochs=2, batch_size=200, fairness="eo"),
                  STRICT_ALL_FEATURES.with_(epochs=2, batch_size=200)):
-        cfgs = [base.with_(lam=lam, noise_multiplier=z if base.per_sample_privacy else 0.0)
-                for lam, z in ((0.0, 0.7), (0.5, 1.0), (2.0, 3.0))]
+        # per-model λ, noise, clip L, radius D and step sizes (the tuning grid trains them together)
+        cfgs = [base.with_(lam=lam, noise_multiplier=z if base.per_sample_privacy else 0.0, clip_norm=c,
+                           w_radius=r, lr_theta=lt, lr_w=lw)
+                for lam, z, c, r, lt, lw in ((0.0, 0.7, 0.05, 1.0, 0.01, 0.01), (0.5, 1.0, 1.0, 0.2, 0.005, 0.02),
+                                             (2.0, 3.0, 5.0, 5.0, 0.02, 0.01))]
         together = train_dp_fermi_batch(X, y, s, cfgs, rng=np.random.default_rng(4))
         for c, res in zip(cfgs, together, strict=True):
             alone = train_dp_fermi(X, y, s, c, rng=np.random.default_rng(4))
             np.testing.assert_allclose(res.model.w, alone.model.w, rtol=1e-10, atol=1e-12)
+            for w_t, w_a in zip(res.W, alone.W, strict=True):
+                np.testing.assert_allclose(w_t, w_a, rtol=1e-10, atol=1e-12)
             assert res.config == c
+        # the clip acts per model: a clip that fires changes the result
+        assert not np.allclose(together[1].model.w, train_dp_fermi(
+            X, y, s, cfgs[1].with_(clip_norm=1e-3, w_radius=5.0), rng=np.random.default_rng(4)).model.w)
     with pytest.raises(InvalidParameterError, match="may differ only in"):
         train_dp_fermi_batch(X, y, s, [REFERENCE, REFERENCE.with_(epochs=3)], rng=np.random.default_rng(0))
 
