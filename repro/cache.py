@@ -31,7 +31,7 @@ from typing import Any
 from repro import __version__
 from repro.trial import canonical_json
 
-__all__ = ["TrialCache", "atomic_write_bytes", "atomic_write_text", "code_version", "module_exists",
+__all__ = ["TrialCache", "atomic_write_bytes", "atomic_write_text", "code_version", "module_exists", "shared_value",
            "trial_code_modules",
            "trial_key"]
 
@@ -227,3 +227,40 @@ class TrialCache:
     def clear(self) -> None:
         for p in self.directory.glob("*/*.pkl"):
             p.unlink(missing_ok=True)
+
+
+_SHARED: dict[str, Any] = {}
+
+
+def shared_value(cache_dir: str | os.PathLike[str] | None, namespace: str, key: dict[str, Any], module: str,
+                 compute: Callable[[], Any]) -> Any:
+    """A value that many trials of a run need (e.g. a hyperparameter search), computed once.
+
+    The value is keyed by ``namespace``, ``key`` and :func:`code_version` of ``module`` (the code
+    that computes it). With ``cache_dir`` it is kept as a checksummed entry under
+    ``<cache_dir>/_shared/<namespace>/`` and guarded by a file lock, so concurrent workers wait for
+    the first one instead of recomputing, and later runs reuse it; without one (``--no-cache``,
+    ``--force``) it is memoized in this process only. ``compute`` must be deterministic.
+    """
+    digest = hashlib.sha256(canonical_json({"namespace": namespace, "key": key,
+                                            "code": code_version(module)}).encode()).hexdigest()
+    if digest in _SHARED:
+        return _SHARED[digest]
+    if cache_dir is None:
+        _SHARED[digest] = value = compute()
+        return value
+    store = TrialCache(Path(cache_dir) / "_shared", namespace)
+    lock_path = store._path(digest).with_suffix(".lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a") as lock:
+        try:
+            import fcntl
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except ImportError:  # no POSIX locks: workers may compute the same value twice (same bytes)
+            pass
+        value = store.get(digest)
+        if value is None:
+            value = compute()
+            store.put(digest, value)
+    _SHARED[digest] = value
+    return value

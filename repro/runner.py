@@ -124,7 +124,8 @@ def plan_trials(spec: ExperimentSpec, config: RunConfig) -> list[TrialTask]:
         # a method the study declares variant-independent has one cache entry for all variants
         key_params = {k: v for k, v in params.items() if k != "variant"} if method in shared_methods else params
         for rep in range(n_seeds):
-            ctx = TrialContext(spec.id, setting, method, rep, base_seed)
+            ctx = TrialContext(spec.id, setting, method, rep, base_seed,
+                               cache_dir=str(config.cache_root) if config.use_cache and not config.force else None)
             key = trial_key(experiment_id=spec.id, params=key_params, repetition=rep,
                             base_seed=base_seed, code=code)
             tasks.append(TrialTask(len(tasks), spec.trial, params, cell, ctx, key))

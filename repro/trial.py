@@ -84,6 +84,8 @@ class TrialContext:
     method: str
     repetition: int
     base_seed: int = 0
+    #: the run's trial-cache root (None with ``--no-cache``/``--force``): where :meth:`shared_value` keeps values
+    cache_dir: str | None = field(default=None, compare=False)
 
     @property
     def seed_sequence(self) -> np.random.SeedSequence:
@@ -95,6 +97,13 @@ class TrialContext:
     def rng(self) -> np.random.Generator:
         """A fresh generator for this trial (each access restarts the same stream)."""
         return np.random.Generator(np.random.PCG64(self.seed_sequence))
+
+    def shared_value(self, namespace: str, key: dict[str, Any], module: str, compute: Any) -> Any:
+        """``compute()`` computed once per run and cached across runs (e.g. a hyperparameter search
+        shared by every repetition): see :func:`repro.cache.shared_value`. It must not depend on
+        the repetition; derive its randomness from ``key``."""
+        from repro.cache import shared_value
+        return shared_value(self.cache_dir, namespace, key, module, compute)
 
     def shared_rng(self, *labels: Any) -> np.random.Generator:
         """A generator shared by all cells and methods of this repetition, keyed by ``labels``."""

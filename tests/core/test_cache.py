@@ -92,3 +92,31 @@ def test_corrupt_entries_are_reported_in_one_line(tmp_path: Path, caplog: pytest
     lines = [r.getMessage() for r in caplog.records if "trial-cache" in r.getMessage()]
     assert lines == ["5 trial-cache entries of 'toy' failed the checksum or structure check (or predate it) "
                      "and will be recomputed"]
+
+
+def test_shared_value_is_computed_once_and_kept_on_disk(tmp_path, monkeypatch) -> None:
+    from repro import cache as cache_mod
+
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"L": 2.0, "calls": len(calls)}
+
+    monkeypatch.setattr(cache_mod, "_SHARED", {})
+    module = "repro._testing.noop"
+    first = cache_mod.shared_value(tmp_path, "tuning", {"eps": 1.0}, module, compute)
+    monkeypatch.setattr(cache_mod, "_SHARED", {})     # a new process: only the disk entry is left
+    again = cache_mod.shared_value(tmp_path, "tuning", {"eps": 1.0}, module, compute)
+    assert first == again == {"L": 2.0, "calls": 1} and len(calls) == 1
+    other = cache_mod.shared_value(tmp_path, "tuning", {"eps": 3.0}, module, compute)
+    assert other["calls"] == 2
+    # a corrupt entry is recomputed, never used
+    monkeypatch.setattr(cache_mod, "_SHARED", {})
+    for p in (tmp_path / "_shared" / "tuning").glob("*/*.pkl"):
+        p.write_bytes(p.read_bytes()[:-3])
+    assert cache_mod.shared_value(tmp_path, "tuning", {"eps": 1.0}, module, compute)["calls"] == 3
+    # without a cache directory the value is memoized in the process only
+    monkeypatch.setattr(cache_mod, "_SHARED", {})
+    assert cache_mod.shared_value(None, "tuning", {"eps": 1.0}, module, compute)["calls"] == 4
+    assert cache_mod.shared_value(None, "tuning", {"eps": 1.0}, module, compute)["calls"] == 4
