@@ -186,18 +186,22 @@ class ExperimentSpec:
 
     def expand_cells(self, profile: str, overrides: Mapping[str, list[Any]] | None = None
                      ) -> list[dict[str, Any]]:
-        """The grid cells of ``profile``: explicit ``cells`` or the product of ``grid`` lists.
+        """The grid cells of ``profile``: explicit ``cells``, the product of ``grid`` lists, or, when a
+        file gives both, every explicit cell crossed with the grid's product (e.g. a ``data`` axis
+        over a table's hand-listed cells).
 
         ``overrides`` (from ``--set key=v1,v2``) replace the values of grid axes or fixed params.
         """
         prof = self.profile(profile)
+        grid = dict(self.grid or {})
+        grid.update(prof.grid or {})
+        combos = [dict(zip(grid, combo, strict=True)) for combo in itertools.product(*grid.values())]
+        listed = prof.cells if prof.cells is not None else self.cells
         cells: list[dict[str, Any]]
-        if prof.cells is not None or (prof.grid is None and self.cells is not None):
-            cells = [dict(c) for c in (prof.cells if prof.cells is not None else self.cells or ())]
+        if listed is not None:
+            cells = [{**dict(c), **g} for c in listed for g in combos] if grid else [dict(c) for c in listed]
         else:
-            grid = dict(self.grid or {})
-            grid.update(prof.grid or {})
-            cells = [dict(zip(grid, combo, strict=True)) for combo in itertools.product(*grid.values())]
+            cells = combos
         for key, values in (overrides or {}).items():
             if any(key in c for c in cells):
                 cells = [{**c, key: v} for c in cells for v in values]
@@ -439,8 +443,6 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
         raise _err(path, "kind", f"must be one of {', '.join(KINDS)}; got {raw['kind']!r}")
     if path.stem != raw["id"]:
         raise _err(path, "id", f"must equal the file name stem {path.stem!r}; got {raw['id']!r}")
-    if "grid" in raw and "cells" in raw:
-        raise _err(path, "cells", "give either [grid] (a product) or cells (an explicit list), not both")
 
     metrics = []
     for i, m in enumerate(raw["metrics"]):

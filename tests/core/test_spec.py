@@ -233,3 +233,12 @@ def test_optional_cpu_profile(tmp_path: Path) -> None:
     plain = load_experiment(FIXTURE)
     with pytest.raises(InvalidParameterError, match="has no profile 'cpu'; valid: smoke, full"):
         plain.profile("cpu")
+
+
+def test_explicit_cells_cross_the_grid_axes(tmp_path: Path) -> None:
+    text = base_text().replace('[grid]\nmethod = ["a", "b"]\nepsilon = [1.0, 3.0]\n', '[grid]\ndata = ["authors", "clean"]\n')
+    text = text.replace("trial = ", 'cells = [{ method = "a" }, { method = "b", epsilon = 3.0 }]\ntrial = ', 1)
+    spec = load_experiment(write(tmp_path, text))
+    cells = spec.expand_cells("full")
+    assert cells == [{"method": "a", "data": "authors"}, {"method": "a", "data": "clean"},
+                     {"method": "b", "epsilon": 3.0, "data": "authors"}, {"method": "b", "epsilon": 3.0, "data": "clean"}]
