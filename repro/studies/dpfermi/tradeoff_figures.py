@@ -100,12 +100,23 @@ VARIANT_INDEPENDENT_METHODS = ("tran-2021a", "pf-ld", "jagielski-2019")
 
 # ------------------------------------------------------------------------------------------ data
 
-@functools.lru_cache(maxsize=4)
-def load_dataset(name: str):
-    """The :class:`repro.datasets.tabular.TabularDataset` of ``name`` (cached per process).
+#: the two data modes (issue 13, item 2): the authors' processed files with their fixed split, or the
+#: deduplicated canonical data with a split per repetition
+DATA_MODES = ("authors", "clean")
 
-    Spec: seed-004 §7.1.
+
+@functools.lru_cache(maxsize=8)
+def load_dataset(name: str, data: str = "clean"):
+    """The :class:`repro.datasets.tabular.TabularDataset` of ``name`` in data mode ``data`` (cached per process).
+
+    ``data="authors"``: the authors' processed file rebuilt from the raw data
+    (:mod:`repro.datasets.authors_files`); ``"clean"``: our loader of the canonical data. Spec: seed-004 §7.1.
     """
+    if data not in DATA_MODES:
+        raise InvalidParameterError(f"data must be one of {', '.join(DATA_MODES)}; got {data!r}.")
+    if data == "authors":
+        from repro.datasets.authors_files import load_authors_dataset
+        return load_authors_dataset(name)
     if name == "adult":
         from repro.datasets.adult import load_adult
         return load_adult()
@@ -122,12 +133,20 @@ def load_dataset(name: str):
         f"dataset must be one of adult, credit-card, retired-adult, parkinsons; got {name!r}.")
 
 
-def _split(ds, params: dict[str, Any], ctx: TrialContext):
-    """3:1 split per repetition, training-statistics standardization, optional training subsample."""
+def _split(ds, params: dict[str, Any], ctx: TrialContext, data: str):
+    """The 3:1 split, training-statistics standardization, optional training subsample.
+
+    ``data="authors"``: the authors' fixed split (``df.sample(frac=0.75, random_state=100)``, the same
+    for every repetition); ``"clean"``: a random split per repetition.
+    """
     from repro.datasets.tabular import standardize, train_test_indices
 
     rng = ctx.shared_rng("split", ds.name)
-    train, test = train_test_indices(ds.n, float(params.get("train_fraction", 0.75)), rng=rng)
+    if data == "authors":
+        from repro.datasets.authors_files import authors_split
+        train, test = authors_split(ds.n, float(params.get("train_fraction", 0.75)))
+    else:
+        train, test = train_test_indices(ds.n, float(params.get("train_fraction", 0.75)), rng=rng)
     sub = int(params.get("subsample", 0) or 0)
     if 0 < sub < train.size:
         train = np.sort(rng.choice(train, size=sub, replace=False))
@@ -154,7 +173,32 @@ def _privileged_group(y: np.ndarray, s: np.ndarray) -> int:
 
 # ---------------------------------------------------------------------------------- the methods
 
-def _dp_fermi(params, ctx, Xtr, ytr, str_, Xte, yte, ste):
+def _tuned(params, ctx, data: str, base: DPFermiConfig, n: int, steps: int, rho: float, delta: float):
+    """The (L, D, η_θ) chosen by :func:`repro.studies.dpfermi.tuning.tune_reference` for this cell, computed
+    once per run (and cached) for all repetitions: on the authors' fixed training part, or (clean data)
+    on repetition 0's training part."""
+    from repro.studies.dpfermi.tuning import TuningGrid, tune_reference
+
+    grid = TuningGrid.from_params(params)
+    eps = float(params["epsilon"])
+    labels = [params["dataset"], data, params["fairness"], eps, int(params.get("subsample", 0) or 0),
+              float(params.get("train_fraction", 0.75))]
+    rep0 = TrialContext(ctx.experiment_id, ctx.setting, ctx.method, 0, ctx.base_seed)
+    if data == "clean":  # the split depends on the experiment and the repetition (rep 0 here)
+        labels.append(ctx.experiment_id)
+
+    def compute():
+        ds = load_dataset(params["dataset"], data)
+        Xtr, ytr, str_ = _split(ds, params, rep0, data)[:3]
+        return tune_reference(Xtr, ytr, str_, base=base, epsilon=eps, n_final=n, steps_final=steps,
+                              rho_final=rho, delta=delta, grid=grid, seed_labels=labels, base_seed=ctx.base_seed)
+
+    key = {"labels": labels, "grid": [grid.clips, grid.radii, grid.lr_thetas, grid.seeds, grid.validation_fraction],
+           "base": repr(base), "n": n, "steps": steps, "rho": rho, "delta": delta, "base_seed": ctx.base_seed}
+    return ctx.shared_value("dpfermi-tuning", key, __name__, compute)
+
+
+def _dp_fermi(params, ctx, data, Xtr, ytr, str_, Xte, yte, ste):
     eps = float(params["epsilon"])
     fairness = params["fairness"]
     variant = params.get("variant", "reference")
@@ -168,18 +212,49 @@ def _dp_fermi(params, ctx, Xtr, ytr, str_, Xte, yte, ste):
                 batch_size=B, epochs=epochs, fairness=fairness)
     privacy: dict[str, Any] = {"method": "dp-fermi", "epsilon": eps, "delta": delta, "n_train": n,
                                "steps": steps, "rho": rho, "variant": variant}
+    tables: dict[str, list[dict[str, Any]]] = {}
     if variant == "reference":
         lambdas = [float(v) for v in params["lambdas"]]
-        noise = theorem33_noise(n, steps, B, rho, eps, delta, scope="sensitive")
         acc = accountant_epsilons(n, steps, B, eps, delta)
         code_group = _privileged_group(ytr, str_)
-        cfg = DPFermiConfig(**base, code_group=code_group, sigma_theta=noise.sigma_theta,
+        ref = DPFermiConfig(**base, code_group=code_group)
+        # (L, D, η_θ) per hyperparameter setting: `tuned` by the declared validation rule, `fixed` = the
+        # project's earlier reading L = D = 5, η_θ = params lr_theta (issue 13, item 3)
+        settings: dict[str, tuple[float, float, float]] = {}
+        for hyper in params.get("hyperparameters", ["fixed"]):
+            if hyper == "fixed":
+                settings[hyper] = (float(params.get("fixed_clip", 5.0)), float(params.get("fixed_radius", 5.0)),
+                                   base["lr_theta"])
+            elif hyper == "tuned":
+                choice = _tuned(params, ctx, data, ref, n, steps, rho, delta)
+                settings[hyper] = (choice.clip, choice.radius, choice.lr_theta)
+                if ctx.repetition == 0:
+                    tables["tuning"] = [{"epsilon": eps, "data": data, **r} for r in choice.rows]
+            else:
+                raise InvalidParameterError(f"hyperparameters must list 'tuned' and/or 'fixed'; got {hyper!r}.")
+        cfgs, tags, privacy_rows = [], [], []
+        for hyper, (clip, radius, lr) in settings.items():
+            noise = theorem33_noise(n, steps, B, rho, eps, delta, scope="sensitive", lipschitz=clip, w_radius=radius)
+            cfg = ref.with_(clip_norm=clip, w_radius=radius, lr_theta=lr, sigma_theta=noise.sigma_theta,
                             sigma_w=noise.sigma_w)
-        privacy.update(sigma_theta=noise.sigma_theta, sigma_w=noise.sigma_w, noise_multiplier=acc["z"],
-                       eps_block_rdp=acc["block"], eps_joint_rdp=acc["joint"],
-                       conditions_ok=noise.conditions.ok, code_group=code_group,
-                       guarantee="nominal: per block, sensitive attribute only, no per-sample clipping")
-        nonpriv = cfg.with_(sigma_theta=0.0, sigma_w=0.0, lam=0.0)
+            cfgs += [cfg.with_(lam=lam) for lam in lambdas]
+            tags += [(hyper, clip, radius, lr, lam) for lam in lambdas]
+            privacy_rows.append({**privacy, "hyper": hyper, "clip_L": clip, "radius_D": radius, "lr_theta": lr,
+                                 "sigma_theta": noise.sigma_theta, "sigma_w": noise.sigma_w,
+                                 "noise_multiplier": acc["z"], "eps_block_rdp": acc["block"],
+                                 "eps_joint_rdp": acc["joint"], "conditions_ok": noise.conditions.ok,
+                                 "code_group": code_group,
+                                 "guarantee": "nominal: per block, sensitive attribute only, no per-sample clipping"})
+        first = next(iter(settings.values()))
+        nonpriv = ref.with_(clip_norm=first[0], w_radius=first[1], lr_theta=first[2], sigma_theta=0.0,
+                            sigma_w=0.0, lam=0.0)
+        results = train_dp_fermi_batch(Xtr, ytr, str_, [*cfgs, nonpriv], rng=ctx.rng)
+        err0 = _metrics(results[-1].model.predict(Xte), yte, ste, fairness)["error"]
+        records = [{"method": "dp-fermi", "knob": lam, "hyper": hyper, "clip_L": clip, "radius_D": radius,
+                    "lr_theta": lr, "error_nonprivate": err0,
+                    **_metrics(res.model.predict(Xte), yte, ste, fairness)}
+                   for (hyper, clip, radius, lr, lam), res in zip(tags, results[:-1], strict=True)]
+        return records, privacy_rows, tables
     elif variant in ("strict", "strict-all"):
         lambdas = [float(v) for v in params.get("strict_lambdas", params["lambdas"])]
         q, T = opacus_sampling(n, B, epochs)
@@ -206,7 +281,7 @@ def _dp_fermi(params, ctx, Xtr, ytr, str_, Xte, yte, ste):
     records = [{"method": "dp-fermi", "knob": lam, "error_nonprivate": err0,
                 **_metrics(res.model.predict(Xte), yte, ste, fairness)}
                for lam, res in zip(lambdas, results[:-1], strict=True)]
-    return records, privacy
+    return records, [privacy], tables
 
 
 def _baseline(method, params, ctx, Xtr, ytr, str_, Xte, yte, ste):
@@ -248,7 +323,7 @@ def _baseline(method, params, ctx, Xtr, ytr, str_, Xte, yte, ste):
                             "(see the baseline's module)" if method == "jagielski-2019" else
                             "nominal: the fairness penalty couples the samples of a batch, so per-sample "
                             "clipping does not bound the sensitivity")
-    return records, privacy
+    return records, [privacy], {}
 
 
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
@@ -259,15 +334,18 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     fairness = params["fairness"]
     if fairness not in ("dp", "eo"):
         raise InvalidParameterError(f"fairness must be 'dp' or 'eo'; got {fairness!r}.")
-    ds = load_dataset(params["dataset"])
-    parts = _split(ds, params, ctx)
+    data = str(params.get("data", "authors"))
+    ds = load_dataset(params["dataset"], data)
+    parts = _split(ds, params, ctx, data)
     method = params["method"]
     if method == "dp-fermi":
-        records, privacy = _dp_fermi(params, ctx, *parts)
+        records, privacy, tables = _dp_fermi(params, ctx, data, *parts)
     else:
-        records, privacy = _baseline(method, params, ctx, *parts)
-    privacy["eps_label"] = epsilon_label(method, str(privacy.get("variant", "reference")))
+        records, privacy, tables = _baseline(method, params, ctx, *parts)
+    label = epsilon_label(method, str(params.get("variant", "reference")))
+    for row in privacy:
+        row.update(eps_label=label, data=data,
+                   data_source=ds.source + ("" if ds.canonical else " (DERIVED or INFERRED, not canonical)"))
     for r in records:
-        r["eps_label"] = privacy["eps_label"]
-    privacy["data_source"] = ds.source + ("" if ds.canonical else " (DERIVED, not canonical)")
-    return TrialOutput(records=records, tables={"privacy": [privacy]})
+        r["eps_label"] = label
+    return TrialOutput(records=records, tables={"privacy": privacy, **tables})

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["plot", "report_markdown", "released_curves", "lower_envelope", "curve_distance", "claim_verdicts",
+           "data_modes", "tuned_hyperparameters",
            "REFERENCE_CSV", "METHOD_LABELS"]
 
 REFERENCE_CSV = Path(__file__).resolve().parents[3] / "experiments" / "reference_data" / \
@@ -75,6 +76,27 @@ def curve_distance(ours: np.ndarray, theirs: np.ndarray) -> float:
         return float(np.mean(np.linalg.norm(theirs - ours[0], axis=1)))
     return float(np.mean([min(_seg_dist(p, ours[i], ours[i + 1]) for i in range(ours.shape[0] - 1))
                           for p in theirs]))
+
+
+def data_modes(trials: pd.DataFrame) -> list[str | None]:
+    """The data modes in ``trials`` (``authors`` first), or ``[None]`` for results without the axis."""
+    if "data" not in trials or trials["data"].isna().all():
+        return [None]
+    return sorted(trials["data"].dropna().unique(), key=lambda d: (d != "authors", d))
+
+
+def _select(trials: pd.DataFrame, data: str | None = None, hyper: str | None = "tuned") -> pd.DataFrame:
+    """Rows of one data mode; DP-FERMI rows of one hyperparameter setting (others kept whole)."""
+    out = trials
+    if data is not None and "data" in out:
+        out = out[out["data"] == data]
+    if hyper is not None and "hyper" in out and out["hyper"].notna().any():
+        keep = out["hyper"].isna() | (out["hyper"] == hyper)
+        if (out.loc[out["method"] == "dp-fermi", "hyper"] == hyper).any():
+            out = out[keep]
+        else:  # e.g. hyper="tuned" asked of a run with `fixed` only: keep what there is
+            out = out[out["hyper"].isna() | (out["hyper"] == out["hyper"].dropna().iloc[0])]
+    return out
 
 
 def _curve_means(trials: pd.DataFrame, method: str, eps: float) -> pd.DataFrame:
@@ -152,56 +174,77 @@ def plot(bundle, outdir: Path) -> list[Path]:
 
     Spec: seed-004 §7.4 (curve construction and styling).
     """
-    from repro.plotting import PAPER_MARKER, new_figure, save_figure
+    from repro.plotting import new_figure, save_figure
 
     dataset, fairness = _fig_params(bundle)
-    trials = bundle.trials
-    eps_values = sorted(trials["epsilon"].unique())
+    all_trials = bundle.trials
+    eps_values = sorted(all_trials["epsilon"].unique())
     ref = released_curves(dataset, fairness)
     siblings = _sibling_variants(bundle)
-    fig, axes = new_figure(ncols=len(eps_values), width=3.2, height=2.8)
-    for ax, eps in zip(axes[0], eps_values, strict=True):
-        for method in ("tran-2021a", "jagielski-2019", "dp-fermi", "pf-ld"):
-            cur = _curve_means(trials, method, eps)
-            color = COLORS[method]
-            if not cur.empty:
-                if method == "pf-ld":
-                    ax.errorbar(cur["error"], cur["violation"], xerr=cur["error_std"], yerr=cur["violation_std"],
-                                fmt="*", color=color, markersize=11, label=f"{METHOD_LABELS[method]} (ours)")
-                else:
-                    ax.plot(cur["error"], cur["violation"], "-", marker=".", color=color,
-                            label=f"{METHOD_LABELS[method]} (ours)")
-                    ax.fill_between(cur["error"], cur["violation"] - cur["violation_std"],
-                                    cur["violation"] + cur["violation_std"], color=color, alpha=0.25, lw=0)
-            rr = ref[(ref["method"] == method) & np.isclose(ref["epsilon"], eps)]
-            if not rr.empty:
-                style = dict(PAPER_MARKER)
-                if method == "pf-ld":
-                    style["marker"] = "*"
-                    style["markersize"] = 12
-                ax.plot(rr["error"], rr["violation"], color=color, label=f"{METHOD_LABELS[method]} (paper)",
-                        **style)
-        for (name, tr), style in zip(siblings, ("--", ":"), strict=False):
-            cur = _curve_means(tr, "dp-fermi", eps)
-            if not cur.empty:
-                ax.plot(cur["error"], cur["violation"], style, marker="x", markersize=4, color=COLORS["dp-fermi"],
-                        alpha=0.8, label=f"DP-FERMI, variant {name} (ours)")
-        core = [*_curve_means(trials, "dp-fermi", eps)["error"], *_curve_means(trials, "pf-ld", eps)["error"],
-                *ref[np.isclose(ref["epsilon"], eps)]["error"]]
-        if core:
-            right = max(core) + 0.06
-            lo, hi = ax.get_xlim()
-            if hi > right:
-                ax.set_xlim(lo, right)
-                ax.annotate("baseline points beyond the right edge are cut", xy=(0.98, 0.98),
-                            xycoords="axes fraction", ha="right", va="top", fontsize=6, color="0.4")
-        ax.set_title(f"{dataset}, ε = {eps:g}")
-        ax.set_xlabel("Misclassification error (test)")
-        ax.set_ylabel("Demographic parity violation" if fairness == "dp" else "Equalized odds violation")
+    modes = data_modes(all_trials)
+    fig, axes = new_figure(nrows=len(modes), ncols=len(eps_values), width=3.2, height=2.8)
+    for row, data in enumerate(modes):
+        trials = _select(all_trials, data, "tuned")
+        fixed = _select(all_trials, data, "fixed")
+        has_fixed = "hyper" in all_trials and (all_trials["hyper"] == "fixed").any() and \
+            (all_trials["hyper"] == "tuned").any()
+        for ax, eps in zip(axes[row], eps_values, strict=True):
+            _panel(ax, trials, fixed if has_fixed else None, ref, eps,
+                   [(n, _select(t, data, "tuned")) for n, t in siblings])
+            ax.set_title(f"{dataset}, ε = {eps:g}" + ("" if data is None else f" — {data} data"))
+            ax.set_xlabel("Misclassification error (test)")
+            ax.set_ylabel("Demographic parity violation" if fairness == "dp" else "Equalized odds violation")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=7)
     stem = bundle.spec.id.replace(".", "_")
     return save_figure(fig, outdir, stem)
+
+
+def _panel(ax, trials: pd.DataFrame, fixed: pd.DataFrame | None, ref: pd.DataFrame, eps: float,
+           siblings: list[tuple[str, pd.DataFrame]]) -> None:
+    """One ε panel: our curves (DP-FERMI tuned solid, fixed L = D = 5 dashed), released points, other variants."""
+    from repro.plotting import PAPER_MARKER
+
+    tuned_label = " (ours, tuned L, D, η_θ)" if fixed is not None else " (ours)"
+    for method in ("tran-2021a", "jagielski-2019", "dp-fermi", "pf-ld"):
+        cur = _curve_means(trials, method, eps)
+        color = COLORS[method]
+        if not cur.empty:
+            if method == "pf-ld":
+                ax.errorbar(cur["error"], cur["violation"], xerr=cur["error_std"], yerr=cur["violation_std"],
+                            fmt="*", color=color, markersize=11, label=f"{METHOD_LABELS[method]} (ours)")
+            else:
+                ax.plot(cur["error"], cur["violation"], "-", marker=".", color=color,
+                        label=METHOD_LABELS[method] + (tuned_label if method == "dp-fermi" else " (ours)"))
+                ax.fill_between(cur["error"], cur["violation"] - cur["violation_std"],
+                                cur["violation"] + cur["violation_std"], color=color, alpha=0.25, lw=0)
+        if method == "dp-fermi" and fixed is not None:
+            fx = _curve_means(fixed, method, eps)
+            if not fx.empty:
+                ax.plot(fx["error"], fx["violation"], "--", marker="+", color="tab:brown",
+                        label="DP-FERMI (ours, fixed L = D = 5, η_θ = 0.005)")
+        rr = ref[(ref["method"] == method) & np.isclose(ref["epsilon"], eps)]
+        if not rr.empty:
+            style = dict(PAPER_MARKER)
+            if method == "pf-ld":
+                style["marker"] = "*"
+                style["markersize"] = 12
+            ax.plot(rr["error"], rr["violation"], color=color, label=f"{METHOD_LABELS[method]} (paper)",
+                    **style)
+    for (name, tr), style in zip(siblings, ("-.", ":"), strict=False):
+        cur = _curve_means(tr, "dp-fermi", eps)
+        if not cur.empty:
+            ax.plot(cur["error"], cur["violation"], style, marker="x", markersize=4, color=COLORS["dp-fermi"],
+                    alpha=0.8, label=f"DP-FERMI, variant {name} (ours)")
+    core = [*_curve_means(trials, "dp-fermi", eps)["error"], *_curve_means(trials, "pf-ld", eps)["error"],
+            *ref[np.isclose(ref["epsilon"], eps)]["error"]]
+    if core:
+        right = max(core) + 0.06
+        lo, hi = ax.get_xlim()
+        if hi > right:
+            ax.set_xlim(lo, right)
+            ax.annotate("baseline points beyond the right edge are cut", xy=(0.98, 0.98),
+                        xycoords="axes fraction", ha="right", va="top", fontsize=6, color="0.4")
 
 
 def _fmt(v: Any) -> str:
@@ -229,43 +272,100 @@ def _verdict(v: dict[str, Any]) -> str:
     return "holds" if v["holds"] else "does not hold"
 
 
+_AUTHORS_NOTE = {
+    "adult": ("the authors' `adult_original_purified.csv` holds the 30,162 complete rows of `adult.data` twice "
+              "(60,324 rows); with their fixed split 11,287 of the 15,081 test rows (74.8 %) have an identical copy "
+              "in training, so test error is optimistic and closer to training error than on clean data"),
+    "retired-adult": "the authors' file drops the 3,682 rows with `?` and labels income > 50,000; no duplication",
+    "parkinsons": ("the authors' file keeps `motor_UPDRS` as a feature (a single threshold on it gets 95 % accuracy) "
+                   "and splits by row, so all 42 subjects appear in training and test"),
+    "credit-card": "the authors' Credit Card file is not public: ours is an INFERRED reconstruction (issue 13 fact 4)",
+}
+
+
+def _series(trials: pd.DataFrame) -> list[tuple[str, str, str | None]]:
+    """(label, method, hyper) of every curve to compare with the released values."""
+    hypers = [h for h in ("tuned", "fixed") if "hyper" in trials and (trials["hyper"] == h).any()] or [None]
+    out = [(f"DP-FERMI ({h})" if h else "DP-FERMI", "dp-fermi", h) for h in hypers]
+    return out + [(METHOD_LABELS[m], m, None) for m in ("tran-2021a", "jagielski-2019", "pf-ld")]
+
+
+def tuned_hyperparameters(trials: pd.DataFrame) -> pd.DataFrame:
+    """(data, ε) → the tuned (L, D, η_θ) read from the DP-FERMI records (one value per cell by construction)."""
+    cols = ["data", "epsilon", "clip_L", "radius_D", "lr_theta"]
+    if "hyper" not in trials:
+        return pd.DataFrame(columns=cols)
+    sub = trials[(trials["method"] == "dp-fermi") & (trials["hyper"] == "tuned")]
+    if "data" not in sub:
+        sub = sub.assign(data="—")
+    return sub[cols].drop_duplicates().sort_values(["data", "epsilon"]).reset_index(drop=True)
+
+
 def report_markdown(bundle) -> str:
-    """Per (dataset, ε): distance to the released curves, and the verdicts of claims 1–4."""
+    """Per data mode and ε: distance to the released curves (tuned and fixed DP-FERMI), the tuned
+    (L, D, η_θ), the verdicts of claims 1–4, the privacy of each DP-FERMI setting."""
     dataset, fairness = _fig_params(bundle)
-    trials = bundle.trials
+    all_trials = bundle.trials
     ref = released_curves(dataset, fairness)
+    modes = data_modes(all_trials)
     lines = [f"**{dataset}, {'demographic parity (10)' if fairness == 'dp' else 'equalized odds (11)'}; "
              f"variant `{bundle.variant}`, profile `{bundle.profile}`.** Curves: mean over seeds "
-             "(band ± 1 sample std). Released values: spec Appendix A [D]."]
+             "(band ± 1 sample std). Released values: spec Appendix A [D]; their bands sit at a fixed 5:6 ratio "
+             "below/above the mean, so they were probably not computed from the runs (issue 13 fact 9)."]
+    if "authors" in modes:
+        lines.append(f"\n**Data modes.** `authors` = the data as the authors ran it: their processed file rebuilt "
+                     f"from the raw data and their one fixed split (`df.sample(frac=0.75, random_state=100)`, the "
+                     f"same for every seed); {_AUTHORS_NOTE.get(dataset, '')}. `clean` = our deduplicated canonical "
+                     "data with a fresh 3:1 split per repetition.")
+    if "hyper" in all_trials and all_trials["hyper"].notna().any():
+        lines.append("\n**DP-FERMI hyperparameters.** `tuned` = (L, D, η_θ) chosen by the rule declared in the "
+                     "experiment file (λ = 0, lowest mean validation error on a validation part of the training "
+                     "rows; repro/studies/dpfermi/tuning.py), then used for every λ; `fixed` = L = D = 5, η_θ = "
+                     "0.005 (the earlier reading, an ablation). σ_θ ∝ L·D. Chosen values:\n")
+        tv = tuned_hyperparameters(all_trials)
+        lines.append("| data | ε | L | D | η_θ |")
+        lines.append("|---|---|---|---|---|")
+        for _, r in tv.iterrows():
+            lines.append(f"| {r['data']} | {r['epsilon']:g} | {r['clip_L']:g} | {r['radius_D']:g} | {r['lr_theta']:g} |")
     if ref.empty:
         lines.append("\nNo released values for this figure (withheld in the spec's copy, or never released: "
                      "Fig. 10); no distance is computed.")
     else:
-        lines.append("\n| ε | method | our points | released points | curve distance | matched-λ distance |")
-        lines.append("|---|---|---|---|---|---|")
-        for eps in sorted(trials["epsilon"].unique()):
-            for method in ("dp-fermi", "tran-2021a", "jagielski-2019", "pf-ld"):
-                cur = _curve_means(trials, method, eps)
-                rr = ref[(ref["method"] == method) & np.isclose(ref["epsilon"], eps)]
-                if cur.empty or rr.empty:
-                    continue
-                dist = curve_distance(cur[["error", "violation"]].to_numpy(), rr[["error", "violation"]].to_numpy())
-                matched = math.nan
-                if method == "dp-fermi":
-                    m = cur.merge(rr.assign(knob=rr["knob"].astype(float)), on="knob", suffixes=("", "_p"))
-                    if not m.empty:
-                        matched = float(np.mean(np.hypot(m["error"] - m["error_p"],
-                                                         m["violation"] - m["violation_p"])))
-                lines.append(f"| {eps:g} | {METHOD_LABELS[method]} | {len(cur)} | {len(rr)} | {dist:.4f} | "
-                             f"{_fmt(matched)} |")
-    verdicts = claim_verdicts(trials, fairness)
-    if verdicts:
-        lines.append("\n**Spec §9.3 claims on our runs** (1: DP-FERMI below Tran 2021a / PF-LD at matched error; "
-                     "2: below Jagielski / PF-LD (EO); 3: violation falls and error rises along λ (±0.005); "
-                     "4: privacy costs ≤ 0.02 error at λ = 0 vs the non-private model).\n")
-        released = {(v["claim"], v["epsilon"], v["against"]): v
-                    for v in (claim_verdicts(ref.assign(knob=ref["knob"].astype(float)), fairness)
-                              if not ref.empty else [])}
+        lines.append("\n**Distance to the released curves** (curve distance: mean over the released points of the "
+                     "Euclidean (error, violation) distance to our polyline; matched λ: at the released λ values, "
+                     "mean Euclidean distance and mean |error difference|).\n")
+        lines.append("| data | ε | curve | our points | released points | curve distance | matched-λ distance | "
+                     "matched-λ error gap |")
+        lines.append("|---|---|---|---|---|---|---|---|")
+        for data in modes:
+            for eps in sorted(all_trials["epsilon"].unique()):
+                for label, method, hyper in _series(all_trials):
+                    cur = _curve_means(_select(all_trials, data, hyper), method, eps)
+                    rr = ref[(ref["method"] == method) & np.isclose(ref["epsilon"], eps)]
+                    if cur.empty or rr.empty:
+                        continue
+                    dist = curve_distance(cur[["error", "violation"]].to_numpy(),
+                                          rr[["error", "violation"]].to_numpy())
+                    matched = gap = math.nan
+                    if method == "dp-fermi":
+                        m = cur.merge(rr.assign(knob=rr["knob"].astype(float)), on="knob", suffixes=("", "_p"))
+                        if not m.empty:
+                            matched = float(np.mean(np.hypot(m["error"] - m["error_p"],
+                                                             m["violation"] - m["violation_p"])))
+                            gap = float(np.mean(np.abs(m["error"] - m["error_p"])))
+                    lines.append(f"| {data or '—'} | {eps:g} | {label} | {len(cur)} | {len(rr)} | {dist:.4f} | "
+                                 f"{_fmt(matched)} | {_fmt(gap)} |")
+    released = {(v["claim"], v["epsilon"], v["against"]): v
+                for v in (claim_verdicts(ref.assign(knob=ref["knob"].astype(float)), fairness)
+                          if not ref.empty else [])}
+    for data in modes:
+        verdicts = claim_verdicts(_select(all_trials, data, "tuned"), fairness)
+        if not verdicts:
+            continue
+        lines.append(f"\n**Spec §9.3 claims on our runs{'' if data is None else f' ({data} data, tuned DP-FERMI)'}** "
+                     "(1: DP-FERMI below Tran 2021a / PF-LD at matched error; 2: below Jagielski / PF-LD (EO); "
+                     "3: violation falls and error rises along λ (±0.005); 4: privacy costs ≤ 0.02 error at λ = 0 "
+                     "vs the non-private model).\n")
         lines.append("| claim | ε | against | result (ours) | verdict (ours) | gain vs PF-LD (ours) | "
                      "same on the released values |")
         lines.append("|---|---|---|---|---|---|---|")
@@ -283,21 +383,23 @@ def report_markdown(bundle) -> str:
         priv = bundle.table("privacy")
         fermi = priv[priv["method"] == "dp-fermi"]
         if not fermi.empty:
-            cols = [c for c in ("epsilon", "sigma_theta", "sigma_w", "noise_multiplier", "eps_block_rdp",
-                                "eps_joint_rdp", "eps_joint_pld", "eps_label", "conditions_ok", "code_group") if c in fermi]
-            agg = fermi[cols].groupby("epsilon").first().reset_index()
+            keys = [c for c in ("data", "hyper", "epsilon") if c in fermi and fermi[c].notna().any()]
+            cols = [c for c in (*keys, "clip_L", "radius_D", "sigma_theta", "sigma_w", "noise_multiplier",
+                                "eps_block_rdp", "eps_joint_rdp", "eps_joint_pld", "eps_label", "conditions_ok",
+                                "code_group") if c in fermi and (c in keys or fermi[c].notna().any())]
+            agg = fermi[cols].groupby(keys, sort=True).first().reset_index()
             if "eps_joint_pld" in agg:
                 agg.insert(agg.columns.get_loc("eps_joint_pld"), "eps_block_pld",
                            [_strict_block_epsilon(bundle.variant, fermi[fermi["epsilon"] == e].iloc[0])
                             for e in agg["epsilon"]])
-            lines.append("\n**DP-FERMI privacy per ε** (reference: Theorem 3.3(a) σ's, RDP ε of one block and of "
-                         "the joint (θ, W) mechanism, spec §5 caveat 1; strict variants: noise multiplier z of the "
-                         "joint mechanism and the PLD ε of one block (θ or W alone) and of both; `strict` is "
-                         "accounted without amplification by subsampling, issue 14). ε labels: *nominal* = the "
-                         "paper's formula, not a guarantee; *public-statistics caveat* = accounted with P̂_S "
+            lines.append("\n**DP-FERMI privacy per ε** (reference: Theorem 3.3(a) σ's at each setting's L and D, RDP ε "
+                         "of one block and of the joint (θ, W) mechanism, spec §5 caveat 1; strict variants: noise "
+                         "multiplier z of the joint mechanism and the PLD ε of one block (θ or W alone) and of both; "
+                         "`strict` is accounted without amplification by subsampling, issue 14). ε labels: *nominal* "
+                         "= the paper's formula, not a guarantee; *public-statistics caveat* = accounted with P̂_S "
                          "treated as public; the baselines Tran 2021a and PF-LD are *nominal* (their penalty "
                          "couples the samples of a batch), Jagielski 2019 *public-statistics caveat* (cell "
-                         "sizes public).\n")
+                         "sizes public). The tuning search is not privacy-accounted (neither was the paper's).\n")
             lines.append("| " + " | ".join(agg.columns) + " |")
             lines.append("|" + "---|" * len(agg.columns))
             for _, r in agg.iterrows():
@@ -308,21 +410,24 @@ def report_markdown(bundle) -> str:
     if siblings:
         me = bundle.variant or bundle.spec.variants[0]
         lines.append("\n**Variant comparison** (DP-FERMI, mean over seeds; `reference` = the authors' code path with "
-                     "*nominal* ε, `strict` = accounted ε w.r.t. the sensitive attribute, `strict-all` = accounted ε "
-                     "w.r.t. all features, both with the *public-statistics caveat* (P̂_S public); the strict variants use the full ERMI and their own λ grid, so compare curves, not "
+                     "*nominal* ε (tuned hyperparameters), `strict` = accounted ε w.r.t. the sensitive attribute, "
+                     "`strict-all` = accounted ε w.r.t. all features, both with the *public-statistics caveat* (P̂_S "
+                     "public); the strict variants use the full ERMI and their own λ grid, so compare curves, not "
                      "λ values):\n")
-        lines.append("| ε | variant | λ=0 error | λ=0 violation | lowest violation (its λ, error) |")
-        lines.append("|---|---|---|---|---|")
-        for eps in sorted(trials["epsilon"].unique()):
-            for name, tr in [(me, trials), *siblings]:
-                cur = _curve_means(tr, "dp-fermi", eps)
-                if cur.empty:
-                    continue
-                z = cur[np.isclose(cur["knob"], 0.0)]
-                best = cur.loc[cur["violation"].idxmin()]
-                lines.append(f"| {eps:g} | {name} | {_fmt(z['error'].iloc[0] if not z.empty else None)} | "
-                             f"{_fmt(z['violation'].iloc[0] if not z.empty else None)} | "
-                             f"{best['violation']:.4f} (λ = {best['knob']:g}, error {best['error']:.4f}) |")
+        lines.append("| data | ε | variant | λ=0 error | λ=0 violation | lowest violation (its λ, error) |")
+        lines.append("|---|---|---|---|---|---|")
+        for data in modes:
+            for eps in sorted(all_trials["epsilon"].unique()):
+                for name, tr in [(me, all_trials), *siblings]:
+                    cur = _curve_means(_select(tr, data, "tuned"), "dp-fermi", eps)
+                    if cur.empty:
+                        continue
+                    z = cur[np.isclose(cur["knob"], 0.0)]
+                    best = cur.loc[cur["violation"].idxmin()]
+                    lines.append(f"| {data or '—'} | {eps:g} | {name} | "
+                                 f"{_fmt(z['error'].iloc[0] if not z.empty else None)} | "
+                                 f"{_fmt(z['violation'].iloc[0] if not z.empty else None)} | "
+                                 f"{best['violation']:.4f} (λ = {best['knob']:g}, error {best['error']:.4f}) |")
     return "\n".join(lines)
 
 
