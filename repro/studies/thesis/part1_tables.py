@@ -10,6 +10,13 @@ One trial = one method at one cell and repetition:
   per-sample clipping, noise calibrated by the accountant): logistic regression on x only, trained
   on the whole 75 % part, at the cell's λ.
 
+Data modes (grid axis ``data``, issue 13): ``authors`` (default) = the authors' processed file rebuilt
+from the raw data (:mod:`repro.datasets.authors_files`; on Adult: ``adult.data``'s complete rows written
+twice) with their fixed 75/25 split ``df.sample(frac=0.75, random_state=100)``; ``clean`` = our
+deduplicated canonical data with a 75/25 split drawn from the base seed. Both then split the training
+part 2/3–1/3 for Algorithm 2 (on Adult's authors' file n_fit = int(2/3 · 45,243) = 30,162: the thesis's
+accountant inputs q = 1024/30,162 ≈ 0.034, T = 30 · 50 = 1,500, spec P4).
+
 Variants: ``calibrated`` (default: the DP-SGD noise multiplier is recalibrated with the PLD
 accountant for the actual (q, T) to reach ε′ − ε₀ − ε₁) and ``thesis-sigma`` (the thesis's σ values
 verbatim; the accountant's ε for them is reported).
@@ -26,8 +33,10 @@ from typing import Any
 import numpy as np
 
 from repro.datasets.adult import load_adult
+from repro.datasets.authors_files import authors_split, load_authors_dataset
 from repro.datasets.credit_card import load_credit_card
 from repro.datasets.tabular import Split, TabularDataset, split_indices, standardize
+from repro.errors import InvalidParameterError
 from repro.fairness.metrics import accuracy, sp_gap
 from repro.fairness.private_postprocessing import algorithm2, apply_rule
 from repro.learners.dp_fermi import (
@@ -61,29 +70,46 @@ METHODS = (ALG2, FERMI, FERMI_OTHER, FERMI_STRICT)
 #: composition); the thesis's DP-FERMI noise formulas are nominal; the strict DP-FERMI row treats P̂_S as public.
 EPS_LABEL = {BASE: ACCOUNTED, ALG2: ACCOUNTED, FERMI: NOMINAL, FERMI_OTHER: NOMINAL, FERMI_STRICT: PUBLIC_STATISTICS}
 _LOADERS = {"adult": load_adult, "credit-card": load_credit_card}
+#: data modes (issue 13): the authors' file and fixed split, or our clean canonical data
+DATA_MODES = ("authors", "clean")
 _GROUP_INDEX = {"female": 0, "male": 1}
 
 
 @functools.lru_cache(maxsize=8)
-def prepare(dataset: str, base_seed: int, split: str, repetition: int, subsample: int
+def prepare(dataset: str, base_seed: int, split: str, repetition: int, subsample: int, data: str = "clean"
             ) -> tuple[TabularDataset, Split, np.ndarray]:
     """(dataset, split, standardized X) — cached per worker process.
 
-    ``split="fixed"``: one split for every repetition and both ε′ tables of the dataset (as the
-    thesis code: one ``sample(frac=0.75)``); ``"per-repetition"``: a fresh split per repetition.
-    ``subsample`` > 0 keeps that many random rows first (smoke profile). Standardization uses the
-    75 % training part's statistics.
+    ``data="authors"``: the authors' file and their fixed 75/25 split; ``"clean"``: our canonical data
+    and a 75/25 split drawn from the base seed. ``split="fixed"``: one split (and one 2/3–1/3 split of
+    the training part) for every repetition and both ε′ tables of the dataset (as the thesis code: one
+    ``sample(frac=0.75)``); ``"per-repetition"``: a fresh draw per repetition. ``subsample`` > 0 keeps
+    that many random rows first (smoke profile). Standardization uses the 75 % training part's statistics.
     """
     if dataset not in _LOADERS:
         raise ValueError(f"unknown dataset {dataset!r}; expected one of {sorted(_LOADERS)}")
-    ds = _LOADERS[dataset]()
+    if data not in DATA_MODES:
+        raise InvalidParameterError(f"data must be one of {', '.join(DATA_MODES)}; got {data!r}.")
+    ds = load_authors_dataset(dataset) if data == "authors" else _LOADERS[dataset]()
     rep = 0 if split == "fixed" else repetition
     rng = TrialContext("thesis-part1", "", "", rep, base_seed).shared_rng("split", dataset, subsample)
-    if subsample and subsample < ds.n:
-        keep = np.sort(rng.choice(ds.n, size=subsample, replace=False))
-        ds = TabularDataset(ds.name, ds.X[keep], ds.y[keep], ds.s[keep], ds.feature_names,
-                            ds.numeric_columns, ds.group_names, ds.description, ds.source, ds.canonical)
-    sp = split_indices(ds.n, rng=rng)
+    if data == "authors":
+        train, test = authors_split(ds.n)
+        if subsample and subsample < ds.n:  # smoke: a random part of each side, the authors' split kept
+            k = max(int(round(subsample * train.size / ds.n)), 2)
+            train = rng.choice(train, size=k, replace=False)
+            test = np.sort(rng.choice(test, size=max(subsample - k, 2), replace=False))
+        m = train.size
+        n_fit = int(2 / 3 * m)
+        perm = rng.permutation(m)
+        sp = Split(full_train=train, train=np.sort(train[perm[:n_fit]]), post=np.sort(train[perm[n_fit:]]),
+                   test=test)
+    else:
+        if subsample and subsample < ds.n:
+            keep = np.sort(rng.choice(ds.n, size=subsample, replace=False))
+            ds = TabularDataset(ds.name, ds.X[keep], ds.y[keep], ds.s[keep], ds.feature_names,
+                                ds.numeric_columns, ds.group_names, ds.description, ds.source, ds.canonical)
+        sp = split_indices(ds.n, rng=rng)
     X = standardize(ds.X, sp.full_train, ds.numeric_columns)
     return ds, sp, X
 
@@ -127,7 +153,8 @@ def _run_alg2(ds: TabularDataset, sp: Split, X: np.ndarray, params: dict[str, An
 
 
 def _provenance(ds: TabularDataset, sp: Split) -> dict[str, list[dict[str, Any]]]:
-    return {"data": [{"dataset": ds.name, "source": ds.source, "canonical": ds.canonical, "rows": ds.n,
+    return {"data": [{"dataset": ds.name, "data": "authors" if ds.name.endswith("-authors") else "clean",
+                      "source": ds.source, "canonical": ds.canonical, "rows": ds.n,
                       "features": ds.d, "n_fit": int(sp.train.size), "n_post": int(sp.post.size),
                       "n_full_train": int(sp.full_train.size), "n_test": int(sp.test.size)}]}
 
@@ -176,7 +203,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     if only and method != only:  # `--set only_method=...`: run one method's cells only (e.g. a variant)
         return TrialOutput(records=[])
     ds, sp, X = prepare(str(params["dataset"]), ctx.base_seed, str(params.get("split", "fixed")),
-                        ctx.repetition, int(params.get("subsample", 0)))
+                        ctx.repetition, int(params.get("subsample", 0)), str(params.get("data", "authors")))
     if method == ALG2:
         return _run_alg2(ds, sp, X, params, ctx.rng)
     if method in (FERMI, FERMI_OTHER, FERMI_STRICT):
