@@ -13,7 +13,8 @@ Rebuilding the files (the CSV text is pandas ``to_csv(index=False)`` of the fram
   whole table **written twice** (60,324 rows, 30,139 distinct). Fact 1.
 * ``retired-adult`` → ``adult_reconstruction_processed.csv``: canonical ``adult_reconstruction.csv``
   minus its 3,682 rows with a ``?`` (45,849), ``income`` → ``Yes`` iff > 50,000 (the 48 rows at
-  exactly 50,000 are ``No``), canonical column order. Fact 2.
+  exactly 50,000 are ``No``: 48 in the raw file, 47 of them kept), canonical column order.
+  Fact 2.
 * ``parkinsons`` → ``parkinsons_updrs_processed.csv``: the 5,875 canonical rows, ``subject#``
   dropped, ``sex`` 0/1 → ``Male``/``Female``, ``total_UPDRS`` → ``Yes`` iff > its median over all
   rows (27.576). ``total_UPDRS`` is the label column, so it is not a feature; ``motor_UPDRS`` is.
@@ -259,6 +260,10 @@ def load_authors_dataset(name: str) -> TabularDataset:
     df = pd.read_csv(io.BytesIO(data))
     blob = git_blob_id(data)
     numeric = list(spec.numeric)
+    missing = [c for c in (*numeric, spec.sensitive, spec.label) if c not in df.columns]
+    if missing:
+        raise DataUnavailableError(f"{name}-authors: the rebuilt {spec.filename} lacks columns {missing}; "
+                                   "check the raw files with `repro data verify`.")
     onehot_cols = [c for c in df.columns if c not in (*numeric, spec.sensitive, spec.label)]
     onehot, onehot_names = one_hot_sorted(df, onehot_cols)
     X = np.hstack([df[numeric].astype(np.float64).to_numpy(), onehot])
