@@ -102,7 +102,7 @@ AUTHORS_FILES: dict[str, AuthorsFile] = {
         recipe=(
             "adult.data only, values stripped, rows with '?' dropped (30,162), label >50K as Yes/No, "
             "the table written twice (60,324 rows); sex not a feature; 6 numeric columns z-scored, "
-            'the 7 categoricals one-hot (102 features); A = 1 for Male.')),
+            "the 7 categoricals one-hot (102 features); A = 1 for Male.")),
     "retired-adult": AuthorsFile(
         filename="adult_reconstruction_processed.csv",
         git_blob="0544db76fb60d775601bbfb59e72c9b091f4beed", sources=("adult-reconstruction",),
@@ -113,7 +113,7 @@ AUTHORS_FILES: dict[str, AuthorsFile] = {
         recipe=(
             "adult_reconstruction.csv minus its rows with '?' (45,849), income -> Yes iff > 50,000; "
             "gender not a feature; 5 numeric columns z-scored, 7 categoricals one-hot (101 features);"
-            ' A = 1 for Male.')),
+            " A = 1 for Male.")),
     "parkinsons": AuthorsFile(
         filename="parkinsons_updrs_processed.csv", git_blob="97e79a9ea470688bb00065164670fabd3b810851",
         sources=("parkinsons-updrs",), label="total_UPDRS", sensitive="sex",
@@ -125,7 +125,7 @@ AUTHORS_FILES: dict[str, AuthorsFile] = {
         recipe=(
             "parkinsons_updrs.data, subject# dropped, label total_UPDRS > median (27.576) and not a "
             "feature; sex not a feature; all 19 features z-scored, motor_UPDRS among them; A = 1 for "
-            'female.')),
+            "female.")),
     "credit-card": AuthorsFile(
         filename="credit-card-defaulters_processed.csv",
         git_blob="8f48cba56e346e65b6acebdb3060dd4c6376cfe0", sources=("credit-card-tsv",),
@@ -137,7 +137,7 @@ AUTHORS_FILES: dict[str, AuthorsFile] = {
         recipe=(
             "credit-card loader's source (derived TSV), ID dropped, EDUCATION {0,5,6} -> 4, MARRIAGE "
             "0 -> 3, label default as Yes/No; SEX not a feature; 14 numeric columns z-scored, "
-            'EDUCATION, MARRIAGE, PAY_0, PAY_2-PAY_6 one-hot (85 features); A = 1 for SEX = 1 (male).')),
+            "EDUCATION, MARRIAGE, PAY_0, PAY_2-PAY_6 one-hot (85 features); A = 1 for SEX = 1 (male).")),
 }
 
 
