@@ -115,8 +115,8 @@ def _synthetic(n: int = 1600, seed: int = 0) -> TabularDataset:
     ("tran-2021a", "dp", "reference"),
     ("pf-ld", "eo", "reference"), ("jagielski-2019", "eo", "reference")])
 def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant: str) -> None:
-    monkeypatch.setattr(study, "load_dataset", lambda name: _synthetic())
-    params = dict(dataset="synthetic", fairness=fairness, epsilon=3.0, method=method, variant=variant,
+    monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
+    params = dict(dataset="synthetic", data="clean", fairness=fairness, epsilon=3.0, method=method, variant=variant,
                   lambdas=[0.0, 1.0], strict_lambdas=[0.0, 2.0], tran_gammas=[0.0, 1.0],
                   jagielski_bounds=[0.0, 10.0], jagielski_rounds=2, jagielski_learner_epochs=1, epochs=3,
                   baseline_epochs=3, batch_size=256)
@@ -145,8 +145,9 @@ def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant:
 
 
 def test_run_trial_rejects_bad_input(monkeypatch) -> None:
-    monkeypatch.setattr(study, "load_dataset", lambda name: _synthetic())
-    base = dict(dataset="synthetic", fairness="dp", epsilon=1.0, method="dp-fermi", lambdas=[0.0], epochs=1)
+    monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
+    base = dict(dataset="synthetic", data="clean", fairness="dp", epsilon=1.0, method="dp-fermi", lambdas=[0.0],
+                epochs=1)
     ctx = TrialContext("test", "x", "dp-fermi", 0)
     with pytest.raises(Exception, match="fairness"):
         study.run_trial(base | {"fairness": "calibration"}, ctx)
@@ -205,3 +206,49 @@ def test_every_method_and_variant_has_its_epsilon_label() -> None:
 
     with pytest.raises(InvalidParameterError, match="no ε label"):
         epsilon_label("dp-fermi", "paper")
+
+
+def _tuning_params(**kw) -> dict:
+    return dict(dataset="synthetic", fairness="dp", epsilon=1.0, method="dp-fermi", variant="reference",
+                lambdas=[0.0, 1.0], epochs=2, batch_size=256, hyperparameters=["tuned", "fixed"],
+                tune_clips=[1.0, 5.0], tune_radii=[1.0, 5.0], tune_lr_thetas=[0.005, 0.01], tune_seeds=2) | kw
+
+
+@pytest.mark.parametrize("data", ["authors", "clean"])
+def test_tuned_and_fixed_settings_are_trained_together(monkeypatch, data: str) -> None:
+    """Issue 13 item 3: one (L, D, η_θ) per cell for every repetition, recorded; `fixed` is L = D = 5."""
+    monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
+    outs = [study.run_trial(_tuning_params(data=data), TrialContext("test", "cell", "dp-fermi", rep))
+            for rep in (0, 1)]
+    for out in outs:
+        by_hyper = {h: [r for r in out.records if r["hyper"] == h] for h in ("tuned", "fixed")}
+        assert [len(v) for v in by_hyper.values()] == [2, 2]
+        assert all((r["clip_L"], r["radius_D"], r["lr_theta"]) == (5.0, 5.0, 0.005) for r in by_hyper["fixed"])
+        assert {row["hyper"] for row in out.tables["privacy"]} == {"tuned", "fixed"}
+    tuned = [{(r["clip_L"], r["radius_D"], r["lr_theta"]) for r in out.records if r["hyper"] == "tuned"}
+             for out in outs]
+    assert len(tuned[0]) == 1 and tuned[0] == tuned[1]          # the same choice for every repetition
+    assert "tuning" in outs[0].tables and "tuning" not in outs[1].tables
+    table = pd.DataFrame(outs[0].tables["tuning"])
+    assert len(table) == 8 and table["chosen"].sum() == 1
+    best = table[table["chosen"]].iloc[0]
+    assert (best["clip_L"], best["radius_D"], best["lr_theta"]) == next(iter(tuned[0]))
+    assert best["validation_error"] == table["validation_error"].min()
+
+
+def test_tuning_breaks_ties_toward_the_larger_radius_and_clip() -> None:
+    """At ε = ∞ every grid point is noiseless and the clip never fires: all tie, the rule picks max D, max L, min η_θ."""
+    from repro.learners.dp_fermi import REFERENCE
+    from repro.studies.dpfermi.tuning import TuningGrid, tune_reference
+
+    ds = _synthetic(n=800)
+    grid = TuningGrid(clips=(2.0, 3.0), radii=(1.0, 2.0), lr_thetas=(0.01, 0.005), seeds=1)
+    base = REFERENCE.with_(epochs=1, batch_size=200)
+    choice = tune_reference(ds.X, ds.y.astype(int), ds.s.astype(int), base=base, epsilon=math.inf, n_final=800,
+                            steps_final=4, rho_final=0.3, delta=1e-6, grid=grid, seed_labels=["t"])
+    errors = {r["validation_error"] for r in choice.rows if r["lr_theta"] == 0.005}
+    assert len(errors) == 1                                      # a genuine tie across (L, D)
+    assert (choice.clip, choice.radius) == (3.0, 2.0)
+    with pytest.raises(Exception, match="tune_validation_fraction"):
+        TuningGrid.from_params({"tune_clips": [1], "tune_radii": [1], "tune_lr_thetas": [0.01],
+                                "tune_validation_fraction": 1.5})

@@ -49,3 +49,21 @@ def test_every_method_has_its_epsilon_label() -> None:
     assert pt.EPS_LABEL[pt.ALG2] == pt.EPS_LABEL[pt.BASE] == "accounted"
     assert pt.EPS_LABEL[pt.FERMI] == pt.EPS_LABEL[pt.FERMI_OTHER] == "nominal"
     assert pt.EPS_LABEL[pt.FERMI_STRICT] == "public-statistics caveat"
+
+
+def test_authors_adult_split_re_derives_the_thesis_accountant_inputs(env: Path) -> None:
+    """Issue 13 fact 1 / spec P4: on the authors' Adult file Algorithm 2 fits on int(2/3 · 45,243) = 30,162 rows,
+    so Opacus samples q = 1/30 (thesis: 1024/30,162 ≈ 0.034) for T = 30 · 50 = 1,500 steps: the thesis's inputs."""
+    from repro.privacy.accounting import opacus_sampling
+    from repro.studies.thesis.part1_tables import prepare
+
+    ds, sp, X = prepare("adult", 0, "fixed", 0, 0, "authors")
+    assert ds.name == "adult-authors" and ds.n == 60_324
+    assert (sp.full_train.size, sp.train.size, sp.post.size, sp.test.size) == (45_243, 30_162, 15_081, 15_081)
+    assert set(sp.train) | set(sp.post) == set(sp.full_train) and not set(sp.full_train) & set(sp.test)
+    q, steps = opacus_sampling(sp.train.size, 1024, 50)
+    assert (q, steps) == (1 / 30, 1500) and abs(1024 / sp.train.size - 0.034) < 0.0005
+    clean = prepare("adult", 0, "fixed", 0, 0, "clean")[1]
+    assert clean.train.size == 22_610                            # the clean reading of the same rule
+    # standardized with the authors' training part only
+    np.testing.assert_allclose(X[sp.full_train][:, list(ds.numeric_columns)].mean(axis=0), 0, atol=1e-9)
