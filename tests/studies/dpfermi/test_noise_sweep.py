@@ -10,9 +10,9 @@ import pytest
 
 import repro.studies.dpfermi.noise_sweep as study
 import repro.studies.dpfermi.noise_sweep_report as report
+from repro.datasets.tabular import TabularDataset
 from repro.spec import load_experiment
 from repro.trial import TrialContext
-from repro.datasets.tabular import TabularDataset
 
 EXPERIMENTS = Path(__file__).parents[3] / "experiments"
 
