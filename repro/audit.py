@@ -472,7 +472,7 @@ def audit_rank_noise(runs: int, rng: np.random.Generator, *, epsilon: float = 1.
 # ------------------------------------------------------------------------------------------ exponential mechanisms
 
 
-def audit_expmech(runs: int, rng: np.random.Generator, *, epsilon: float = 1.0, n: int = 16, k: int = 2) -> AuditResult:
+def audit_expmech(runs: int, rng: np.random.Generator, *, epsilon: float = 1.0, n: int = 64, k: int = 2) -> AuditResult:
     """Algorithm 1 of Cummings et al. (spec seed-000-002 §3.7), exactly: output laws on a sampled dataset
     and on every replace-one neighbour (:mod:`repro.theory.expmech_learner`); the audited value is the
     exact ε at the claimed δ = e^{−√n} (claim: 2ε, Theorem 2). ``runs`` is unused (no sampling)."""
