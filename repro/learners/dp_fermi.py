@@ -79,7 +79,7 @@ unchanged (sharing randomness across released models is not part of any one mode
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Literal
 
@@ -107,6 +107,9 @@ _CHOICES = {
     "sampling": ("shuffle", "poisson", "uniform"),
     "return_iterate": ("last", "random"),
 }
+
+#: Observer of the iterates: (step t, Θ (d, G, L), b (G, L), {label: W (G, k, l)}) → None.
+StepCallback = Callable[[int, np.ndarray, np.ndarray, dict], None]
 
 #: Fields in which the configurations of one :func:`train_dp_fermi_batch` call may differ.
 PER_MODEL_FIELDS = ("lam", "sigma_theta", "sigma_w", "noise_multiplier", "clip_norm", "w_radius", "lr_theta", "lr_w")
@@ -388,7 +391,7 @@ def _init_theta(d: int, n_out: int, G: int, rng: np.random.Generator) -> tuple[n
 
 
 def train_dp_fermi(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFermiConfig, *,
-                   rng: np.random.Generator) -> DPFermiResult:
+                   rng: np.random.Generator, on_step: StepCallback | None = None) -> DPFermiResult:
     """Train one DP-FERMI model (min over θ, max over W) with the given switches.
 
     Parameters
@@ -401,19 +404,25 @@ def train_dp_fermi(X: np.ndarray, y: np.ndarray, s: np.ndarray, config: DPFermiC
     rng
         Source of the initialization (θ as PyTorch's ``nn.Linear``, then W), batches and noise.
 
+    on_step
+        Optional observer of every iterate (see :func:`train_dp_fermi_batch`).
+
     Spec: seed-004 §4.1 (Algorithm 1), §4.3 ([C0] behaviour), §4.4; seed-003 §3.3.
     """
-    return train_dp_fermi_batch(X, y, s, [config], rng=rng)[0]
+    return train_dp_fermi_batch(X, y, s, [config], rng=rng, on_step=on_step)[0]
 
 
 def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: Sequence[DPFermiConfig], *,
-                         rng: np.random.Generator) -> list[DPFermiResult]:
+                         rng: np.random.Generator, on_step: StepCallback | None = None) -> list[DPFermiResult]:
     """Train G DP-FERMI models together: same initialization, batches and standard-normal noise
     draws (common random numbers), per-model λ and noise levels (:data:`PER_MODEL_FIELDS`).
 
     One step costs one (m × d)·(d × G·L) product; the result list follows ``configs``. A model
     trained together with others equals its run alone with the same generator (up to summation
-    order) whenever both draw noise (or neither does).
+    order) whenever both draw noise (or neither does). ``on_step(t, Th, b, Ws)``, if given, sees every
+    iterate after step t (read-only copies not made; it must not modify them): the DP-SGD accountant
+    covers the release of all iterates, so the privacy auditor (:mod:`repro.audit`) observes them.
+    It draws no randomness and changes nothing.
 
     Spec: seed-004 §4.1, §4.4 ("vectorise over seeds/λ", §7.6).
     """
@@ -551,6 +560,8 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
                 if draw_w:
                     gW = gW + rng.standard_normal(shape)[None] * w_std[lab][:, None, None]
                 Ws[lab] = _project(Ws[lab] + lr_w[:, None, None] * gW, cfg.w_projection, radius)
+        if on_step is not None:
+            on_step(t, Th, b, Ws)
         if t == t_hat:
             kept = (Th.copy(), b.copy())
     if kept is None:
