@@ -181,10 +181,12 @@ def _privileged_group(y: np.ndarray, s: np.ndarray) -> int:
 
 # ---------------------------------------------------------------------------------- the methods
 
-def _tuned(params, ctx, data: str, base: DPFermiConfig, n: int, steps: int, rho: float, delta: float):
+def _tuned(params, ctx, data: str, base: DPFermiConfig):
     """The (L, D, η_θ) chosen by :func:`repro.studies.dpfermi.tuning.tune_reference` for this cell, computed
     once per run (and cached) for all repetitions: on the authors' fixed training part, or (clean data)
-    on repetition 0's training part."""
+    on repetition 0's training part. Everything the search depends on (its rows, n, T, ρ, the code's
+    group) is taken from that one training part, never from the calling repetition, so every
+    repetition gets the same choice."""
     from repro.studies.dpfermi.tuning import TuningGrid, tune_reference
 
     grid = TuningGrid.from_params(params)
@@ -194,10 +196,14 @@ def _tuned(params, ctx, data: str, base: DPFermiConfig, n: int, steps: int, rho:
     rep0 = TrialContext(ctx.experiment_id, ctx.setting, ctx.method, 0, ctx.base_seed)
     if data == "clean":  # the split depends on the experiment and the repetition (rep 0 here)
         labels.append(ctx.experiment_id)
+    ds = load_dataset(params["dataset"], data)
+    Xtr, ytr, str_ = _split(ds, params, rep0, data)[:3]
+    n = Xtr.shape[0]
+    steps = base.epochs * math.ceil(n / base.batch_size)
+    rho, delta = group_floor(str_), 1.0 / n**2
+    base = base.with_(code_group=_privileged_group(ytr, str_))
 
     def compute():
-        ds = load_dataset(params["dataset"], data)
-        Xtr, ytr, str_ = _split(ds, params, rep0, data)[:3]
         return tune_reference(Xtr, ytr, str_, base=base, epsilon=eps, n_final=n, steps_final=steps,
                               rho_final=rho, delta=delta, grid=grid, seed_labels=labels, base_seed=ctx.base_seed)
 
@@ -234,7 +240,7 @@ def _dp_fermi(params, ctx, data, Xtr, ytr, str_, Xte, yte, ste):
                 settings[hyper] = (float(params.get("fixed_clip", 5.0)), float(params.get("fixed_radius", 5.0)),
                                    base["lr_theta"])
             elif hyper == "tuned":
-                choice = _tuned(params, ctx, data, ref, n, steps, rho, delta)
+                choice = _tuned(params, ctx, data, ref)
                 settings[hyper] = (choice.clip, choice.radius, choice.lr_theta)
                 if ctx.repetition == 0:
                     tables["tuning"] = [{"epsilon": eps, "data": data, **r} for r in choice.rows]

@@ -252,3 +252,19 @@ def test_tuning_breaks_ties_toward_the_larger_radius_and_clip() -> None:
     with pytest.raises(Exception, match="tune_validation_fraction"):
         TuningGrid.from_params({"tune_clips": [1], "tune_radii": [1], "tune_lr_thetas": [0.01],
                                 "tune_validation_fraction": 1.5})
+
+
+def test_clean_data_tuning_runs_once_for_all_repetitions(monkeypatch) -> None:
+    """Regression: the search used the calling repetition's n, T and ρ in its key, so with a split per
+    repetition each repetition ran its own search (and could choose differently)."""
+    import repro.cache as cache_mod
+    import repro.studies.dpfermi.tuning as tuning
+
+    monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
+    monkeypatch.setattr(cache_mod, "_SHARED", {})
+    calls = []
+    real = tuning.tune_reference
+    monkeypatch.setattr(tuning, "tune_reference", lambda *a, **k: calls.append(k["rho_final"]) or real(*a, **k))
+    for rep in range(3):
+        study.run_trial(_tuning_params(data="clean", tune_seeds=1), TrialContext("test", "cell", "dp-fermi", rep))
+    assert len(calls) == 1
