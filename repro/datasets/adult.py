@@ -2,8 +2,9 @@
 
 Spec: seed-003-thesis.md §3.1 and §10 P5, P9; measured-anchors.md (thesis Part I).
 
-Preprocessing (every choice; the thesis's own file ``adult_original_purified.csv`` is not public,
-so this is a reconstruction from the canonical UCI files):
+Preprocessing (every choice; this is the *clean* reading, built from the canonical UCI files; the authors'
+own file ``adult_original_purified.csv``, adult.data's complete rows written twice, is rebuilt by
+:mod:`repro.datasets.authors_files`):
 
 1. Read ``adult.data`` (32,561 rows) and ``adult.test`` (16,281 rows; first line skipped, trailing
    '.' of the labels removed) and **concatenate them** (train first, then test; file order).
