@@ -21,7 +21,7 @@ SPECS = load_all(EXPERIMENTS)
 #: the cheapest smoke experiment of each study module; bandit-regret is the BLAS-heavy one
 CHEAPEST = ("bandit-regret", "compat-expmech-audit", "compat-fairnr", "compat-impossibility",
             "compat-sample-complexity", "dpfermi-fig-7", "thesis-fig-5.7", "thesis-ldp-theory",
-            "thesis-table-3.3", "thesis-table-5.2", "thesis-theorem-8", "dpfermi-fig-5")
+            "thesis-table-3.3", "thesis-table-5.2", "thesis-theorem-8", "dpfermi-fig-5", "dpfermi-noise-sweep")
 CHECKED = sorted(SPECS) if os.environ.get("REPRO_TEST_JOBS_IDENTITY") == "all" else CHEAPEST
 
 
