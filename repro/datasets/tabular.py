@@ -21,7 +21,8 @@ import pandas as pd
 
 from repro.errors import InvalidParameterError
 
-__all__ = ["TabularDataset", "Split", "load_raw_or_derived", "train_test_indices", "split_indices", "standardize"]
+__all__ = ["TabularDataset", "Split", "load_raw_or_derived", "train_test_indices", "split_indices",
+           "split_training_part", "standardize"]
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,15 @@ def split_indices(n: int, *, rng: np.random.Generator, train_fraction: float = 0
     Spec: seed-003 §2.7 steps 1–2 (``random_split(train, [int(2/3·m), m − int(2/3·m)])``).
     """
     full_train, test = train_test_indices(n, train_fraction, rng=rng)
+    return split_training_part(full_train, test, rng=rng, fit_fraction=fit_fraction)
+
+
+def split_training_part(full_train: np.ndarray, test: np.ndarray, *, rng: np.random.Generator,
+                        fit_fraction: float = 2 / 3) -> Split:
+    """Split a given training part ``int(fit_fraction·m)`` (fit) / rest (post-processing), at random.
+
+    Spec: seed-003 §2.7 step 2 (``random_split(train, [int(2/3·m), m − int(2/3·m)])``).
+    """
     if not 0 < fit_fraction < 1:
         raise InvalidParameterError(
             f"fit_fraction must lie in (0, 1); got {fit_fraction}. Use e.g. 2/3.")

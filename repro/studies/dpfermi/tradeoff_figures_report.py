@@ -390,8 +390,9 @@ def report_markdown(bundle) -> str:
             agg = fermi[cols].groupby(keys, sort=True).first().reset_index()
             if "eps_joint_pld" in agg:
                 agg.insert(agg.columns.get_loc("eps_joint_pld"), "eps_block_pld",
-                           [_strict_block_epsilon(bundle.variant, fermi[fermi["epsilon"] == e].iloc[0])
-                            for e in agg["epsilon"]])
+                           [_strict_block_epsilon(bundle.variant,
+                                                  fermi[(fermi[keys] == r[keys]).all(axis=1)].iloc[0])
+                            for _, r in agg.iterrows()])
             lines.append("\n**DP-FERMI privacy per ε** (reference: Theorem 3.3(a) σ's at each setting's L and D, RDP ε "
                          "of one block and of the joint (θ, W) mechanism, spec §5 caveat 1; strict variants: noise "
                          "multiplier z of the joint mechanism and the PLD ε of one block (θ or W alone) and of both; "

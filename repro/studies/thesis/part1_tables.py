@@ -35,7 +35,7 @@ import numpy as np
 from repro.datasets.adult import load_adult
 from repro.datasets.authors_files import authors_split, load_authors_dataset
 from repro.datasets.credit_card import load_credit_card
-from repro.datasets.tabular import Split, TabularDataset, split_indices, standardize
+from repro.datasets.tabular import Split, TabularDataset, split_indices, split_training_part, standardize
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import accuracy, sp_gap
 from repro.fairness.private_postprocessing import algorithm2, apply_rule
@@ -99,11 +99,7 @@ def prepare(dataset: str, base_seed: int, split: str, repetition: int, subsample
             k = max(int(round(subsample * train.size / ds.n)), 2)
             train = rng.choice(train, size=k, replace=False)
             test = np.sort(rng.choice(test, size=max(subsample - k, 2), replace=False))
-        m = train.size
-        n_fit = int(2 / 3 * m)
-        perm = rng.permutation(m)
-        sp = Split(full_train=train, train=np.sort(train[perm[:n_fit]]), post=np.sort(train[perm[n_fit:]]),
-                   test=test)
+        sp = split_training_part(train, test, rng=rng)
     else:
         if subsample and subsample < ds.n:
             keep = np.sort(rng.choice(ds.n, size=subsample, replace=False))
