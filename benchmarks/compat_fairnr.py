@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from repro.engine.trial import TrialContext
 from repro.studies.cummings2019 import fairnr as study
 from repro.theory import expmech_learner as em
 from repro.theory import fairnr as fn
-from repro.trial import TrialContext
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 
 from repro._testing import noop
-from repro.runner import RunConfig, run_experiment
-from repro.spec import ExperimentSpec, Metric, Profile
-from repro.trial import TrialContext
+from repro.engine.runner import RunConfig, run_experiment
+from repro.engine.spec import ExperimentSpec, Metric, Profile
+from repro.engine.trial import TrialContext
 
 
 def make_spec(n: int) -> ExperimentSpec:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from repro.trial import TrialContext
+from repro.engine.trial import TrialContext
 
 VERSION = "1"
 

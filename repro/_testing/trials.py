@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from repro.trial import TrialContext, TrialOutput
+from repro.engine.trial import TrialContext, TrialOutput
 
 VERSION = "1"
 #: method "b" ignores the variant (runner test of shared cache entries)
@@ -39,9 +39,9 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         time.sleep(float(params["sleep"]))
     for i in range(int(params.get("warn", 0))):
         logging.getLogger("absl").warning("toy accountant failed to converge at alpha=%s", 1.5 + i / 10)
-    rng = ctx.rng
+    rng = ctx.rng()
     noise = float(rng.normal())
-    shared = float(ctx.shared_rng("split").uniform())
+    shared = float(ctx.rng("split", scope="repetition").uniform())
     tables = {"draws": [{"k": k, "u": float(u)} for k, u in enumerate(rng.uniform(size=2))]}
     if params.get("threads"):
         from threadpoolctl import threadpool_info

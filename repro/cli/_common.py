@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
+from repro.engine.spec import PROFILES, ExperimentSpec, get_experiment, load_all
 from repro.errors import InvalidParameterError
-from repro.spec import PROFILES, ExperimentSpec, get_experiment, load_all
 
 __all__ = ["out_option", "parse_set", "profile_option", "resolve_ids", "results_root", "variant_option"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from repro.cli._common import results_root
-from repro.results import report_module_name
-from repro.spec import load_all, skipped_files
+from repro.engine.results import report_module_name
+from repro.engine.spec import load_all, skipped_files
 
 
 def _seconds(s: float | None) -> str:

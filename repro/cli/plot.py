@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from repro.cli._common import out_option, parse_set, profile_option, resolve_ids, results_root, variant_option
-from repro.results import ResultBundle, draw_figures, result_dir
+from repro.engine.results import ResultBundle, draw_figures, result_dir
 
 
 @click.command("plot")

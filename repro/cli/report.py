@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from repro.cli._common import out_option, results_root
-from repro.report import write_report
-from repro.spec import get_experiment, load_all
+from repro.engine.report import write_report
+from repro.engine.spec import get_experiment, load_all
 
 
 @click.command("report")

@@ -10,11 +10,11 @@ from pathlib import Path
 import click
 
 from repro.cli._common import out_option, parse_set, profile_option, resolve_ids, results_root, variant_option
+from repro.engine.report import comparison_rows, format_text, smoke_verdicts_shown, verdict_counts
+from repro.engine.results import check_output_dir, write_results
+from repro.engine.runner import BACKENDS, RunConfig, plan_trials, run_experiment
+from repro.engine.spec import ExperimentSpec
 from repro.errors import InvalidParameterError
-from repro.report import comparison_rows, format_text, smoke_verdicts_shown, verdict_counts
-from repro.results import check_output_dir, write_results
-from repro.runner import BACKENDS, RunConfig, plan_trials, run_experiment
-from repro.spec import ExperimentSpec
 
 #: above this many trials, planning takes seconds: say so before starting
 PLAN_WARN_TRIALS = 50_000

@@ -1,6 +1,6 @@
 """Figure helpers shared by every study: one house style and PNG + PDF output.
 
-Plots only read saved results (a :class:`repro.results.ResultBundle`); nothing here computes
+Plots only read saved results (a :class:`repro.engine.results.ResultBundle`); nothing here computes
 experiment numbers.
 """
 

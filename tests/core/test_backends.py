@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from repro.runner import RunConfig, run_experiment
-from repro.spec import get_experiment, load_experiment
+from repro.engine.runner import RunConfig, run_experiment
+from repro.engine.spec import get_experiment, load_experiment
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "experiments" / "toy.toml"
 EXPERIMENTS = Path(__file__).parents[2] / "experiments"
@@ -74,7 +74,7 @@ def test_ray_local_instance_matches_loky(tmp_path: Path, monkeypatch: pytest.Mon
 
 def test_loky_batches_many_small_trials_without_losing_or_repeating_any(tmp_path: Path) -> None:
     """Tiny trials go to loky workers in growing batches; every trial arrives exactly once."""
-    from repro.backends import run_tasks
+    from repro.engine.backends import run_tasks
 
     out = list(run_tasks(abs, list(range(-300, 0)), backend="loky", jobs=2))
     assert sorted(out) == list(range(1, 301))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from repro.cache import TrialCache
-from repro.runner import RunConfig, run_experiment
-from repro.spec import load_experiment
+from repro.engine.cache import TrialCache
+from repro.engine.runner import RunConfig, run_experiment
+from repro.engine.spec import load_experiment
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "experiments" / "toy.toml"
 
@@ -95,7 +95,7 @@ def test_corrupt_entries_are_reported_in_one_line(tmp_path: Path, caplog: pytest
 
 
 def test_shared_value_is_computed_once_and_kept_on_disk(tmp_path, monkeypatch) -> None:
-    from repro import cache as cache_mod
+    from repro.engine import cache as cache_mod
 
     calls = []
 

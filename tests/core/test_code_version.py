@@ -1,6 +1,6 @@
 """The trial cache's code version: a content hash of the study and every repro module it imports.
 
-Spec of the behaviour: repro/cache.py ``code_version`` (issue "One house": a moved module with
+Spec of the behaviour: repro/engine/cache.py ``code_version`` (issue "One house": a moved module with
 unchanged code keeps its trials; a changed library function recomputes them).
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from repro import cache
+from repro.engine import cache
 
 PKG = "repro_cachetest"
 

@@ -15,7 +15,7 @@ import pytest
 
 PACKAGE = Path(__file__).parents[2] / "repro"
 ALGORITHMS = ("datasets", "privacy", "fairness", "learners", "bandits", "theory")
-MACHINE = ("repro.runner", "repro.cache", "repro.spec", "repro.results", "repro.report", "repro.cli")
+MACHINE = ("repro.engine", "repro.cli", "repro.audit")
 
 
 def _module_name(path: Path) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from repro.runner import RunConfig, run_experiment
-from repro.spec import load_experiment
+from repro.engine.runner import RunConfig, run_experiment
+from repro.engine.spec import load_experiment
 
 ROOT = Path(__file__).parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

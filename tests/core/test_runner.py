@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from repro.cache import TrialCache
+from repro.engine.cache import TrialCache
+from repro.engine.results import ResultBundle, write_results
+from repro.engine.runner import RunConfig, plan_trials, run_experiment
+from repro.engine.spec import load_experiment
+from repro.engine.trial import TrialContext
 from repro.errors import InvalidParameterError, TrialFailedError
-from repro.results import ResultBundle, write_results
-from repro.runner import RunConfig, plan_trials, run_experiment
-from repro.spec import load_experiment
-from repro.trial import TrialContext
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "experiments" / "toy.toml"
 
@@ -40,13 +40,13 @@ def test_identical_results_with_one_and_two_jobs(spec, tmp_path: Path) -> None:
 def test_seed_depends_on_names_not_order(spec) -> None:
     tasks = plan_trials(spec, RunConfig())
     reversed_tasks = plan_trials(spec, RunConfig())[::-1]
-    draws = {t.key: t.context.rng.normal() for t in tasks}
-    assert all(draws[t.key] == t.context.rng.normal() for t in reversed_tasks)
+    draws = {t.key: t.context.rng().normal() for t in tasks}
+    assert all(draws[t.key] == t.context.rng().normal() for t in reversed_tasks)
     # Distinct trials get distinct streams; the shared stream is common across cells of a repetition.
     assert len({round(v, 12) for v in draws.values()}) == len(draws)
-    a = TrialContext("toy", "epsilon=1.0", "a", 0).shared_rng("split").uniform()
-    b = TrialContext("toy", "epsilon=3.0", "b", 0).shared_rng("split").uniform()
-    c = TrialContext("toy", "epsilon=3.0", "b", 1).shared_rng("split").uniform()
+    a = TrialContext("toy", "epsilon=1.0", "a", 0).rng("split", scope="repetition").uniform()
+    b = TrialContext("toy", "epsilon=3.0", "b", 0).rng("split", scope="repetition").uniform()
+    c = TrialContext("toy", "epsilon=3.0", "b", 1).rng("split", scope="repetition").uniform()
     assert a == b != c
 
 
@@ -111,7 +111,7 @@ def test_interrupted_write_leaves_previous_results(spec, tmp_path: Path, monkeyp
     def boom(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("repro.results.draw_figures", boom)
+    monkeypatch.setattr("repro.engine.results.draw_figures", boom)
     with pytest.raises(KeyboardInterrupt):
         write_results(run_experiment(spec, RunConfig(out=tmp_path, overrides={"x": [9.0]})),
                       command="x", dataset_sha256={})
@@ -176,7 +176,7 @@ def test_timing_metrics_stay_out_of_the_summary(spec, tmp_path: Path) -> None:
 
 def test_every_experiment_declares_its_timing_metrics() -> None:
     """A metric measuring seconds must have unit "s", or it would land in summary.csv."""
-    from repro.spec import load_all
+    from repro.engine.spec import load_all
 
     for spec in load_all(Path(__file__).parents[2] / "experiments").values():
         for metric in spec.metrics:

@@ -6,20 +6,20 @@ from pathlib import Path
 
 import pytest
 
-from repro.errors import (
-    ExperimentFileError,
-    InvalidParameterError,
-    UnknownExperimentError,
-    UnknownVariantError,
-)
-from repro.runner import RunConfig, plan_trials
-from repro.spec import (
+from repro.engine.runner import RunConfig, plan_trials
+from repro.engine.spec import (
     format_setting,
     get_experiment,
     load_all,
     load_experiment,
     skipped_files,
     validate_param,
+)
+from repro.errors import (
+    ExperimentFileError,
+    InvalidParameterError,
+    UnknownExperimentError,
+    UnknownVariantError,
 )
 
 EXPERIMENTS = Path(__file__).parents[2] / "experiments"
@@ -193,7 +193,7 @@ def test_malformed_file_is_skipped_and_named(tmp_path: Path, caplog) -> None:
     write(tmp_path, base_text())
     write(tmp_path, base_text().replace('id = "toy"', 'id = "broken"').replace('kind = "simulation"',
                                                                               'kind = "poem"'), name="broken")
-    with caplog.at_level("WARNING", logger="repro.spec"):
+    with caplog.at_level("WARNING", logger="repro.engine.spec"):
         specs = load_all(tmp_path)
     assert set(specs) == {"toy"}
     assert "broken.toml" in caplog.text

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from repro.runner import RunConfig, run_experiment
-from repro.spec import load_experiment
-from repro.warnings_capture import capture, summary_lines, template
+from repro.engine.runner import RunConfig, run_experiment
+from repro.engine.spec import load_experiment
+from repro.engine.warnings_capture import capture, summary_lines, template
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "experiments" / "toy.toml"
 
@@ -52,7 +52,7 @@ def test_run_summarizes_trial_warnings_once(tmp_path: Path, jobs: int, caplog: p
         outcome = run_experiment(spec, RunConfig(out=tmp_path, jobs=jobs, use_cache=False))
     assert outcome.warnings == {"absl: toy accountant failed to converge at alpha=#": 5 * 12}
     converge = [r for r in caplog.records if "converge" in r.getMessage()]
-    assert len(converge) == 1 and converge[0].name == "repro.runner"
+    assert len(converge) == 1 and converge[0].name == "repro.engine.runner"
     assert "60 x absl" in converge[0].getMessage() and "in 12 trial(s)" in converge[0].getMessage()
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from repro.results import ResultBundle, report_hook, write_results
-from repro.runner import RunConfig, run_experiment
-from repro.spec import load_all
+from repro.engine.results import ResultBundle, report_hook, write_results
+from repro.engine.runner import RunConfig, run_experiment
+from repro.engine.spec import load_all
 
 EXPERIMENTS = Path(__file__).parents[2] / "experiments"
 SPECS = load_all(EXPERIMENTS)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from repro.runner import TIMING_UNIT, RunConfig, run_experiment
-from repro.spec import load_all
+from repro.engine.runner import TIMING_UNIT, RunConfig, run_experiment
+from repro.engine.spec import load_all
 
 EXPERIMENTS = Path(__file__).parents[2] / "experiments"
 SPECS = load_all(EXPERIMENTS)

@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from repro.engine.trial import TrialContext
 from repro.studies.cummings2019 import impossibility as study
 from repro.studies.cummings2019 import impossibility_report as study_report
 from repro.theory import compat_impossibility as ci
-from repro.trial import TrialContext
 
 EXPERIMENT = Path(__file__).parents[2] / "experiments" / "compat-impossibility.toml"
 ZETAS = (F(1, 100), F(1, 10), F(3, 16))

@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.theory import expmech_learner as em
 from repro.theory import sample_complexity as sc
-from repro.trial import TrialContext, TrialOutput
 
 __all__ = ["VERSION", "DATASETS", "boundary_counts", "run_trial"]
 
@@ -67,7 +67,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         ``n``, ``epsilon``, ``dataset`` (sampled | boundary), universe ``k``, ``p_a``, ``w``, ``b``,
         ``alpha``, ``beta`` (for the utility probabilities and the Theorem 2 guarantee), ``nodes``.
     ctx
-        ``ctx.shared_rng("dataset", n)`` draws Z, shared by every ε and dataset type of a repetition.
+        ``ctx.rng("dataset", n, scope="repetition")`` draws Z, shared by every ε and dataset type of a repetition.
     """
     n, eps = int(params["n"]), float(params["epsilon"])
     kind = str(params.get("dataset", "sampled"))
@@ -77,7 +77,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     k = int(params.get("k", 10))
     hyp, ts, prob = _universe(k, float(params.get("p_a", 0.3)), float(params.get("w", 0.8)),
                               float(params.get("b", 0.5)))
-    counts = em.sample_counts(prob, n, rng=ctx.shared_rng("dataset", n))
+    counts = em.sample_counts(prob, n, rng=ctx.rng("dataset", n, scope="repetition"))
     applied = False
     if kind == "boundary":
         counts, applied = boundary_counts(counts, n, eps)

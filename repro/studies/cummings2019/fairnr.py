@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.privacy.accounting import ACCOUNTED, NOMINAL
 from repro.theory import expmech_learner as em
 from repro.theory import fairnr as fn
 from repro.theory import sample_complexity as sc
-from repro.trial import TrialContext, TrialOutput
 
 __all__ = ["VERSION", "METHODS", "adult_types", "synthetic_types", "run_trial"]
 
@@ -112,11 +112,11 @@ def _data(params: dict[str, Any], ctx: TrialContext) -> tuple[np.ndarray, np.nda
         prob, y, g, pred = synthetic_types(int(params.get("k", 10)), float(params.get("p_a", 0.3)),
                                            float(params.get("w", 0.8)), float(params.get("b", 1.0)))
         n = int(params.get("n_synthetic", 45_222))
-        counts = ctx.shared_rng("synthetic", n).multinomial(n, prob / prob.sum())
+        counts = ctx.rng("synthetic", n, scope="repetition").multinomial(n, prob / prob.sum())
         return counts, prob, y, g, pred, np.array(["population"])
     if name == "adult":
         type_of, y, g, pred, _ = adult_types()
-        rng = ctx.shared_rng("adult-split")
+        rng = ctx.rng("adult-split", scope="repetition")
         test = rng.random(type_of.size) < float(params.get("test_fraction", 1 / 3))
         ntypes = len(y)
         counts = np.bincount(type_of[~test], minlength=ntypes)
@@ -137,7 +137,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         ``dataset``, ``mode`` (nonprivate | paper | corrected), ``epsilon``, ``delta``, ``T``, ``m``,
         ``alpha`` (C = 1/α, DEC-20), ``beta``, ``slack`` (ξ, DEC-10), ``c0``, ``d`` (DEC-16).
     ctx
-        ``ctx.shared_rng`` draws the synthetic sample / the Adult split; ``ctx.rng`` the noise.
+        ``ctx.rng(..., scope="repetition")`` draws the synthetic sample / the Adult split; ``ctx.rng()`` the noise.
     """
     mode = str(params["mode"])
     if mode not in fn.MODES:
@@ -157,7 +157,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     eps_step = fn.calibrate_step_epsilon(eps, delta, k_steps) if mode == "corrected" else None
     # The m·T matrix-vector products are small: multi-threaded BLAS only adds contention here.
     with threadpool_limits(limits=1):
-        run = fn.private_fairnr(fpred, fdata, T=T, m=m, C=C, mode=mode, rng=ctx.rng,
+        run = fn.private_fairnr(fpred, fdata, T=T, m=m, C=C, mode=mode, rng=ctx.rng(),
                                 eps_prime=eps_prime if mode == "paper" else None, eps_step=eps_step, slack=slack)
     # Our accounting (ours): corrected = calibrated exactly; paper = ∞ (noiseless auditor, E-17), with the
     # learner's own releases bounded by heterogeneous advanced composition at their true sensitivity.

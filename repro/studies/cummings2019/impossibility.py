@@ -13,8 +13,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from repro.engine.trial import TrialContext, TrialOutput
 from repro.theory import compat_impossibility as ci
-from repro.trial import TrialContext, TrialOutput
 
 __all__ = ["VERSION", "CHECKS", "run_trial"]
 
@@ -60,7 +60,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         ``grid_step`` (randomized-hypothesis grid, default "1/10"), ``alpha`` (C5 slack, default
         "1/10"), ``n_distributions`` (C2). ``variant`` is ignored (always "paper").
     ctx
-        Only C2 draws randomness (``ctx.rng``); every other check is deterministic.
+        Only C2 draws randomness (``ctx.rng()``); every other check is deterministic.
 
     Returns
     -------
@@ -153,7 +153,7 @@ def _run_paper(zeta: Fraction, step: Fraction) -> TrialOutput:
 
 def _run_counterexample(zeta: Fraction, n_distributions: int, ctx: TrialContext) -> TrialOutput:
     """C2: h* = (0,1,0,1) on random full-support D and on the paper's D, D′ (spec §2.3, §2.5 C2)."""
-    res = ci.check_counterexample(ctx.rng, n_distributions, zeta)
+    res = ci.check_counterexample(ctx.rng(), n_distributions, zeta)
     n_total = res.n_distributions + 2
     holds = res.n_holds + (2 if res.holds_on_paper_pair else 0)
     p = ci.constant_algorithm(ci.COUNTEREXAMPLE, ci.paper_distribution())

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from repro.engine.trial import TrialContext, TrialOutput
 from repro.theory import sample_complexity as sc
-from repro.trial import TrialContext, TrialOutput
 
 __all__ = ["VERSION", "METHODS", "ERRATA", "run_trial"]
 

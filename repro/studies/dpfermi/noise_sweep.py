@@ -18,12 +18,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.learners.dp_fermi import REFERENCE, train_dp_fermi_batch
 from repro.privacy.accounting import NOMINAL
 from repro.privacy.dpfermi_noise import group_floor, theorem33_noise
 from repro.studies.dpfermi.tradeoff_figures import _metrics, _privileged_group, _split, load_dataset
-from repro.trial import TrialContext, TrialOutput
 
 __all__ = ["run_trial"]
 
@@ -55,7 +55,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
                                           sigma_theta=noise.sigma_theta, sigma_w=noise.sigma_w))
                 tags.append({"clip_L": clip, "radius_D": radius, "LD": clip * radius, "lr_theta": float(lr),
                              "knob": float(lam), "sigma_theta": noise.sigma_theta})
-    results = train_dp_fermi_batch(Xtr, ytr, s_tr, configs, rng=ctx.rng)
+    results = train_dp_fermi_batch(Xtr, ytr, s_tr, configs, rng=ctx.rng())
     records = [{"method": "dp-fermi", **tag, "eps_label": NOMINAL,
                 **_metrics(res.model.predict(Xte), yte, s_te, fairness)}
                for tag, res in zip(tags, results, strict=True)]

@@ -13,7 +13,7 @@ returns one record per point with the test misclassification error, the figure's
 Data modes (grid axis ``data``, issue 13): ``authors`` (default) = the authors' processed file rebuilt
 from the raw data (:mod:`repro.datasets.authors_files`) with their one fixed split
 (``df.sample(frac=0.75, random_state=100)``, the same for every repetition); ``clean`` = our loader of
-the deduplicated canonical data with a 3:1 split drawn per repetition from ``ctx.shared_rng("split")``,
+the deduplicated canonical data with a 3:1 split drawn per repetition from ``ctx.rng("split", scope="repetition")``,
 shared by all methods and ε of that repetition.
 
 Variants:
@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import eq_odds_gap, sp_gap
 from repro.learners.baselines import train_jagielski_2019, train_pf_ld, train_tran_2021a
@@ -79,7 +80,6 @@ from repro.privacy.accounting import (
 )
 from repro.privacy.accounting import epsilon as accountant_epsilon
 from repro.privacy.dpfermi_noise import accountant_epsilons, group_floor, theorem33_noise
-from repro.trial import TrialContext, TrialOutput
 
 __all__ = ["run_trial", "load_dataset", "epsilon_label"]
 
@@ -149,7 +149,7 @@ def _split(ds, params: dict[str, Any], ctx: TrialContext, data: str):
     """
     from repro.datasets.tabular import standardize, train_test_indices
 
-    rng = ctx.shared_rng("split", ds.name)
+    rng = ctx.rng("split", ds.name, scope="repetition")
     if data == "authors":
         from repro.datasets.authors_files import authors_split
         train, test = authors_split(ds.n, float(params.get("train_fraction", 0.75)))
@@ -262,7 +262,7 @@ def _dp_fermi(params, ctx, data, Xtr, ytr, str_, Xte, yte, ste):
         first = next(iter(settings.values()))
         nonpriv = ref.with_(clip_norm=first[0], w_radius=first[1], lr_theta=first[2], sigma_theta=0.0,
                             sigma_w=0.0, lam=0.0)
-        results = train_dp_fermi_batch(Xtr, ytr, str_, [*cfgs, nonpriv], rng=ctx.rng)
+        results = train_dp_fermi_batch(Xtr, ytr, str_, [*cfgs, nonpriv], rng=ctx.rng())
         err0 = _metrics(results[-1].model.predict(Xte), yte, ste, fairness)["error"]
         records = [{"method": "dp-fermi", "knob": lam, "hyper": hyper, "clip_L": clip, "radius_D": radius,
                     "lr_theta": lr, "error_nonprivate": err0,
@@ -290,7 +290,7 @@ def _dp_fermi(params, ctx, data, Xtr, ytr, str_, Xte, yte, ste):
             f"variant must be 'reference', 'strict' or 'strict-all'; got {variant!r}.")
     # all λ and the non-private λ = 0 model in one batched run (shared batches and noise draws)
     results = train_dp_fermi_batch(Xtr, ytr, str_, [cfg.with_(lam=lam) for lam in lambdas] + [nonpriv],
-                                   rng=ctx.rng)
+                                   rng=ctx.rng())
     err0 = _metrics(results[-1].model.predict(Xte), yte, ste, fairness)["error"]
     records = [{"method": "dp-fermi", "knob": lam, "error_nonprivate": err0,
                 **_metrics(res.model.predict(Xte), yte, ste, fairness)}
@@ -305,7 +305,7 @@ def _baseline(method, params, ctx, Xtr, ytr, str_, Xte, yte, ste):
     delta = 1.0 / n**2
     common = dict(epsilon=eps, delta=delta, batch_size=int(params.get("batch_size", 1024)),
                   lr=float(params.get("baseline_lr", 0.1)), clip_norm=float(params.get("baseline_clip", 1.0)),
-                  rng=ctx.rng)
+                  rng=ctx.rng())
     epochs = int(params.get("baseline_epochs", params.get("epochs", 200)))
     privacy: dict[str, Any] = {"method": method, "epsilon": eps, "delta": delta, "n_train": n}
     records = []

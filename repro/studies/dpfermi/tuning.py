@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
+from repro.engine.identity import stable_words
 from repro.errors import InvalidParameterError
 from repro.learners.dp_fermi import DPFermiConfig, train_dp_fermi_batch
 from repro.privacy.dpfermi_noise import theorem33_noise
-from repro.trial import stable_words
 
 __all__ = ["TuningGrid", "TuningChoice", "tune_reference"]
 

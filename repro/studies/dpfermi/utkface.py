@@ -9,7 +9,7 @@ One trial = one (ε, repetition); it trains one model per λ of the grid (each f
 stream: same initialisation, batches and noise draws across λ, like the authors' per-seed
 ``torch.manual_seed``) and evaluates each on the test split. The split (3:1 after a seeded shuffle of
 the 23,705 usable images; ``subsample`` > 0 first keeps that many of the shuffled images) is drawn per
-repetition from ``ctx.shared_rng("split", "utkface")``.
+repetition from ``ctx.rng("split", "utkface", scope="repetition")``.
 
 Method (the authors' code path [C0], via :func:`repro.learners.dp_fermi_cnn.train_dp_fermi_jax`, the numpy
 engine's semantics): multi-class ERMI with softmax F and W ∈ R^{5×9}, W₀ ~ N(0, 1), batch 64 in shuffled
@@ -44,13 +44,13 @@ from typing import Any
 
 import numpy as np
 
+from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import sp_gap
 from repro.learners.dp_fermi import STRICT_SENSITIVE, DPFermiConfig
 from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_event, opacus_sampling
 from repro.privacy.accounting import epsilon as accountant_epsilon
 from repro.privacy.dpfermi_noise import NoiseLevels, accountant_epsilons, group_floor, theorem33_noise
-from repro.trial import TrialContext, TrialOutput
 
 __all__ = [
     "run_trial",
@@ -157,7 +157,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         index.n,
         int(params.get("subsample", 0) or 0),
         float(params.get("train_fraction", 0.75)),
-        ctx.shared_rng("split", "utkface"),
+        ctx.rng("split", "utkface", scope="repetition"),
     )
     images = load_images(res, np.concatenate([train, test]))
     Xtr, Xte = images[: train.size], images[train.size :]
@@ -223,7 +223,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
             ytr,
             s_tr,
             cfg.with_(lam=lam),
-            rng=ctx.rng,
+            rng=ctx.rng(),
             model="vgg",
             device=device,
             n_classes=N_CLASSES,

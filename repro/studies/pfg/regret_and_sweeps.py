@@ -53,9 +53,9 @@ from repro.bandits.policies import (
     budget_split,
 )
 from repro.bandits.simulate import draw_stream, simulate, stream_contexts
+from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.privacy import tree_mechanism as tm
-from repro.trial import TrialContext, TrialOutput
 
 __all__ = ["VERSION", "run_trial", "resolve_environment"]
 
@@ -150,16 +150,16 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         budget_split(cfg["epsilon"], cfg["delta"], cfg["alpha_eps"], cfg["alpha_delta"], variant)
 
     sampling = str(params.get("context_sampling", "fresh"))
-    noise = ctx.shared_rng("reward-noise").standard_normal(T)
+    noise = ctx.rng("reward-noise", scope="repetition").standard_normal(T)
     if sampling == "fresh":
-        fresh = draw_stream(env, T, data_rng=ctx.shared_rng("data-order"), noise_rng=ctx.shared_rng("reward-noise"))
+        fresh = draw_stream(env, T, data_rng=ctx.rng("data-order", scope="repetition"), noise_rng=ctx.rng("reward-noise", scope="repetition"))
         streams = {name: fresh for name in names}
     elif sampling == "reference-bootstrap":
         streams = _reference_bootstrap_streams(env, T, names, ctx.repetition, noise, params)
     else:
         raise InvalidParameterError(f"`context_sampling` must be fresh or reference-bootstrap; got {sampling!r}.")
     x_scale = float(np.linalg.norm(env.pools, axis=-1).max())
-    rank_normals = ctx.shared_rng("rank-noise").standard_normal((T, env.n_arms))
+    rank_normals = ctx.rng("rank-noise", scope="repetition").standard_normal((T, env.n_arms))
     K, d = env.n_arms, env.dim
     contexts: dict[int, np.ndarray] = {}
     groups: dict[int, list[int]] = {}
@@ -173,14 +173,14 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
             built = [(OFUL(d, reg=float(params["ridge_lambda"]), coef=float(params["oful_coef"])), {})]
         elif name == "FairGreedy":
             built = [(FairGreedy(K, d, T, reg=float(params["ridge_lambda"]), variant=variant,
-                                 rng=ctx.shared_rng("warmup-tiebreak"), history=X, x_scale=x_scale), {})]
+                                 rng=ctx.rng("warmup-tiebreak", scope="repetition"), history=X, x_scale=x_scale), {})]
         elif name == "PrivateFairGreedy":
             # Same labels for every configuration: common random numbers across ε, δ, α.
-            built = [(PrivateFairGreedy(K, d, T, variant=variant, rng=ctx.shared_rng("warmup-tiebreak"), history=X,
-                                        x_scale=x_scale, L_tilde=L_used, reg_rng=ctx.shared_rng("regression-noise"),
+            built = [(PrivateFairGreedy(K, d, T, variant=variant, rng=ctx.rng("warmup-tiebreak", scope="repetition"), history=X,
+                                        x_scale=x_scale, L_tilde=L_used, reg_rng=ctx.rng("regression-noise", scope="repetition"),
                                         rank_normals=rank_normals, **cfg), dict(cfg)) for cfg in configs]
         elif name == "Random":
-            built = [(UniformRandom(K, rng=ctx.shared_rng("random-policy")), {})]
+            built = [(UniformRandom(K, rng=ctx.rng("random-policy", scope="repetition")), {})]
         else:
             built = [(GMFOracle(env.theta_star, env.true_ranks), {})]
         for pol, cfg in built:

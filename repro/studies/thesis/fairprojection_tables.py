@@ -47,11 +47,11 @@ import numpy as np
 from repro.datasets.adult_race import load_adult_race
 from repro.datasets.compas import load_compas
 from repro.datasets.tabular import TabularDataset
+from repro.engine.trial import TrialContext, TrialOutput, stable_words
 from repro.errors import InvalidParameterError
 from repro.fairness import fair_projection as fp
 from repro.fairness.metrics import accuracy, meo_gap, sp_gap
 from repro.privacy.ldp_mechanisms import optimal_binary_matrix, perturb
-from repro.trial import TrialContext, TrialOutput, stable_words
 
 __all__ = ["VERSION", "DATASETS", "match_on_curve", "run_trial"]
 
@@ -155,7 +155,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         ``admm_max_iter`` (500), ``admm_tol`` (early stop once residuals < tol; 0 = never),
         ``admm_reg`` ("reference" = 1/√n, or a number).
     ctx
-        The repetition fixes the split (``random_state = base_seed + repetition``); ``ctx.rng`` jitters G.
+        The repetition fixes the split (``random_state = base_seed + repetition``); ``ctx.rng()`` jitters G.
 
     Spec: seed-003 §6.4, §8.
     """
@@ -188,7 +188,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     p_tr, p_te = fp.smooth(shared["p_tr"]), fp.smooth(shared["p_te"])
     p_ys = fp.group_marginals(shared["ytr"], shared["str"])
     oh_tr, oh_te = fp.one_hot(shared["str"]), fp.one_hot(ste)
-    rng = ctx.rng
+    rng = ctx.rng()
     curve: list[dict[str, Any]] = []
     for div in divergences:
         for alpha in tolerances:

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.data_fairness import delta, delta_prime, group_stats
 from repro.fairness.metrics import eo_gap, eo_signed, sp_gap, sp_signed
@@ -39,7 +40,6 @@ from repro.privacy.ldp_mechanisms import (
     subset_selection,
     zeta_min,
 )
-from repro.trial import TrialContext, TrialOutput
 
 VERSION = "1"
 
@@ -154,8 +154,8 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     data = prepared(dataset, attribute, source)
     k = data["k"]
     train, test = stratified_split(data["y"], test_size=float(params.get("test_size", 0.2)),
-                                   subsample=float(params.get("subsample", 1.0)), rng=ctx.shared_rng("split"))
-    lgbm_seed = int(ctx.shared_rng("lightgbm").integers(2**31 - 1))
+                                   subsample=float(params.get("subsample", 1.0)), rng=ctx.rng("split", scope="repetition"))
+    lgbm_seed = int(ctx.rng("lightgbm", scope="repetition").integers(2**31 - 1))
     a_train, a_test = data["a"][train], data["a"][test]
     y_train, y_test = data["y"][train], data["y"][test]
 
@@ -171,7 +171,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
             zeta_mode = "min" if params.get("variant") == "zeta-min" else "one"
             opt_matrix, zeta = _nonbinary_opt(dataset, attribute, source, epsilon, zeta_mode)
             record["zeta"] = zeta
-    enc, z = mechanism_output(method, a_train, k, epsilon, opt_matrix=opt_matrix, rng=ctx.rng)
+    enc, z = mechanism_output(method, a_train, k, epsilon, opt_matrix=opt_matrix, rng=ctx.rng())
     eye = np.eye(k, dtype=np.float32)
     x_train = np.hstack([data["x"][train], enc])
     x_test = np.hstack([data["x"][test], eye[a_test]])

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.data_fairness import binary_ratio, delta, delta_prime, group_stats, perturbed_stats
 from repro.privacy.ldp_mechanisms import (
@@ -40,7 +41,6 @@ from repro.privacy.ldp_mechanisms import (
     subset_selection_matrix,
     zeta_min,
 )
-from repro.trial import TrialContext, TrialOutput
 
 VERSION = "1"
 
@@ -187,9 +187,9 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     n = int(params.get("n_random", 2000))
     eps_nb = tuple(float(e) for e in params.get("epsilons_nonbinary", EPS_GRID))
     if check == "lemma13":
-        rows = _lemma13(n, ctx.rng)
+        rows = _lemma13(n, ctx.rng())
     elif check == "lemma16":
-        rows = _lemma16(n, ctx.rng)
+        rows = _lemma16(n, ctx.rng())
     elif check == "theorem14":
         rows = _theorem14(int(params.get("grid_points", 200_001)))
     elif check == "ldp":

@@ -36,6 +36,7 @@ from repro.datasets.adult import load_adult
 from repro.datasets.authors_files import authors_split, load_authors_dataset
 from repro.datasets.credit_card import load_credit_card
 from repro.datasets.tabular import Split, TabularDataset, split_indices, split_training_part, standardize
+from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import accuracy, sp_gap
 from repro.fairness.private_postprocessing import algorithm2, apply_rule
@@ -54,7 +55,6 @@ from repro.privacy.accounting import (
     opacus_sampling,
 )
 from repro.privacy.dpfermi_noise import group_floor, thesis_all_feature_noise
-from repro.trial import TrialContext, TrialOutput
 
 __all__ = ["VERSION", "METHODS", "EPS_LABEL", "run_trial", "prepare"]
 
@@ -92,7 +92,7 @@ def prepare(dataset: str, base_seed: int, split: str, repetition: int, subsample
         raise InvalidParameterError(f"data must be one of {', '.join(DATA_MODES)}; got {data!r}.")
     ds = load_authors_dataset(dataset) if data == "authors" else _LOADERS[dataset]()
     rep = 0 if split == "fixed" else repetition
-    rng = TrialContext("thesis-part1", "", "", rep, base_seed).shared_rng("split", dataset, subsample)
+    rng = TrialContext("thesis-part1", "", "", rep, base_seed).rng("split", dataset, subsample, scope="repetition")
     if data == "authors":
         train, test = authors_split(ds.n)
         if subsample and subsample < ds.n:  # smoke: a random part of each side, the authors' split kept
@@ -201,7 +201,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     ds, sp, X = prepare(str(params["dataset"]), ctx.base_seed, str(params.get("split", "fixed")),
                         ctx.repetition, int(params.get("subsample", 0)), str(params.get("data", "authors")))
     if method == ALG2:
-        return _run_alg2(ds, sp, X, params, ctx.rng)
+        return _run_alg2(ds, sp, X, params, ctx.rng())
     if method in (FERMI, FERMI_OTHER, FERMI_STRICT):
-        return _run_fermi(method, ds, sp, X, params, ctx.rng)
+        return _run_fermi(method, ds, sp, X, params, ctx.rng())
     raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from repro.engine.trial import TrialContext, TrialOutput
 from repro.fairness.private_postprocessing import (
     algorithm1,
     apply_rule,
@@ -37,7 +38,6 @@ from repro.fairness.private_postprocessing import (
 )
 from repro.learners.dp_sgd import train_dp_sgd_logistic
 from repro.studies.thesis.part1_tables import prepare
-from repro.trial import TrialContext, TrialOutput
 
 __all__ = ["VERSION", "CHECKS", "run_trial"]
 
@@ -52,7 +52,7 @@ def _population(dataset: str, base_seed: int, noise_multiplier: float, epochs: i
     base model trained once per dataset."""
     ds, sp, X = prepare(dataset, base_seed, "fixed", 0, subsample)
     Xa = np.hstack([X, ds.s[:, None].astype(np.float64)])
-    rng = TrialContext("thesis-theorem-8", "", "", 0, base_seed).shared_rng("base-model", dataset)
+    rng = TrialContext("thesis-theorem-8", "", "", 0, base_seed).rng("base-model", dataset, scope="repetition")
     res = train_dp_sgd_logistic(Xa[sp.train], ds.y[sp.train], noise_multiplier=noise_multiplier,
                                 epochs=epochs, rng=rng)
     post = ds.s[sp.post]
@@ -165,11 +165,11 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     check = str(params["check"])
     params = {**params, "base_seed": ctx.base_seed}
     if check == "theorem7-exact":
-        return _exact(ctx.rng, int(params["n_random"]))
+        return _exact(ctx.rng(), int(params["n_random"]))
     if check == "theorem7-montecarlo":
-        return _montecarlo(params, ctx.rng)
+        return _montecarlo(params, ctx.rng())
     if check == "proposition6":
-        return _prop6(ctx.rng, int(params["n_random"]))
+        return _prop6(ctx.rng(), int(params["n_random"]))
     if check == "theorem8":
-        return _theorem8(params, ctx.rng)
+        return _theorem8(params, ctx.rng())
     raise ValueError(f"unknown check {check!r}; expected one of {CHECKS}")

@@ -11,8 +11,8 @@ import pytest
 import repro.studies.dpfermi.noise_sweep as study
 import repro.studies.dpfermi.noise_sweep_report as report
 from repro.datasets.tabular import TabularDataset
-from repro.spec import load_experiment
-from repro.trial import TrialContext
+from repro.engine.spec import load_experiment
+from repro.engine.trial import TrialContext
 
 EXPERIMENTS = Path(__file__).parents[3] / "experiments"
 

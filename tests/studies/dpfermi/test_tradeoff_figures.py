@@ -12,8 +12,8 @@ import pytest
 import repro.studies.dpfermi.tradeoff_figures as study
 import repro.studies.dpfermi.tradeoff_figures_report as report
 from repro.datasets.tabular import TabularDataset
-from repro.spec import load_experiment
-from repro.trial import TrialContext
+from repro.engine.spec import load_experiment
+from repro.engine.trial import TrialContext
 
 EXPERIMENTS = Path(__file__).parents[3] / "experiments"
 FIGS = [2, 3, 4, 6, 7, 8, 9, 10]
@@ -257,7 +257,7 @@ def test_tuning_breaks_ties_toward_the_larger_radius_and_clip() -> None:
 def test_clean_data_tuning_runs_once_for_all_repetitions(monkeypatch) -> None:
     """Regression: the search used the calling repetition's n, T and ρ in its key, so with a split per
     repetition each repetition ran its own search (and could choose differently)."""
-    import repro.cache as cache_mod
+    import repro.engine.cache as cache_mod
     import repro.studies.dpfermi.tuning as tuning
 
     monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from repro.spec import get_experiment
+from repro.engine.spec import get_experiment
 from repro.studies.dpfermi.utkface import (
     RELEASED_LAMBDAS,
     dp_violation_multiclass,
@@ -101,8 +101,8 @@ def test_trial_labels_its_epsilon(variant: str, data_mirror, isolated_data_env, 
     """One tiny trial per variant: ``reference`` reports a nominal ε with the accountant's (larger) ε beside;
     ``strict`` reports an accounted ε whose PLD value equals the stated one (calibrated, within 1 %)."""
     pytest.importorskip("jax")
+    from repro.engine.trial import TrialContext
     from repro.studies.dpfermi.utkface import run_trial
-    from repro.trial import TrialContext
 
     monkeypatch.setenv("REPRO_DATA_MIRROR", str(data_mirror))
     params = {"epsilon": 10.0, "method": "dp-fermi", "variant": variant, "resolution": 16, "epochs": 1,

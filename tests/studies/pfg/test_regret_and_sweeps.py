@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from repro.engine.trial import TrialContext
 from repro.errors import InvalidParameterError
 from repro.studies.pfg import regret_and_sweeps as study
-from repro.trial import TrialContext
 
 BASE = {
     "env": "synthetic", "env_fallback": "acs-ca-extract", "acs_dir": "", "acs_states": "", "acs_download": False,

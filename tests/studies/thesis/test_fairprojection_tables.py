@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pytest
 
+from repro.engine.trial import TrialContext
 from repro.fairness.metrics import meo_gap, sp_gap
 from repro.studies.thesis.fairprojection_tables import match_on_curve, run_trial
-from repro.trial import TrialContext
 
 
 def test_sp_and_meo_on_a_hand_made_table() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from repro.runner import RunConfig, run_experiment
-from repro.spec import load_experiment
+from repro.engine.runner import RunConfig, run_experiment
+from repro.engine.spec import load_experiment
 
 pytestmark = pytest.mark.data
 EXPERIMENTS = Path(__file__).parents[3] / "experiments"

@@ -10,10 +10,10 @@ from typing import Any
 
 import pandas as pd
 
-from repro.cache import atomic_write_text
+from repro.engine.cache import atomic_write_text
+from repro.engine.results import ResultBundle, report_hook
+from repro.engine.spec import ExperimentSpec
 from repro.errors import NoResultsError
-from repro.results import ResultBundle, report_hook
-from repro.spec import ExperimentSpec
 
 __all__ = ["comparison_rows", "find_bundles", "format_markdown", "format_text", "render_report",
            "smoke_verdicts_shown", "write_report", "verdict_counts"]

@@ -36,10 +36,10 @@ from typing import Any
 import pandas as pd
 
 from repro import __version__
-from repro.cache import atomic_write_text, module_exists
+from repro.engine.cache import atomic_write_text, module_exists
+from repro.engine.identity import canonical_json
+from repro.engine.spec import ExperimentSpec
 from repro.errors import InvalidParameterError, NoResultsError
-from repro.spec import ExperimentSpec
-from repro.trial import canonical_json
 
 __all__ = ["ResultBundle", "check_output_dir", "clean_stale_partials", "result_dir", "write_results",
            "software_versions", "git_commit"]
@@ -225,7 +225,7 @@ def draw_figures(bundle: ResultBundle, outdir: Path) -> list[Path]:
 
 
 def write_results(outcome: Any, *, command: str, dataset_sha256: dict[str, str]) -> Path:
-    """Write a :class:`~repro.runner.RunOutcome` atomically and draw its figures; return the folder."""
+    """Write a :class:`~repro.engine.runner.RunOutcome` atomically and draw its figures; return the folder."""
     spec: ExperimentSpec = outcome.spec
     config = outcome.config
     final = result_dir(config.out, spec.id, config.profile, outcome.variant, spec.default_variant,

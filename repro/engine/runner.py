@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from repro.backends import BACKENDS, run_tasks, single_threaded
-from repro.cache import TrialCache, code_version, trial_key
+from repro.engine.backends import BACKENDS, run_tasks, single_threaded
+from repro.engine.cache import TrialCache, code_version, trial_key
+from repro.engine.spec import ExperimentSpec, Reference, format_setting, validate_param
+from repro.engine.trial import TrialContext, TrialOutput
+from repro.engine.warnings_capture import capture as capture_warnings
+from repro.engine.warnings_capture import summary_lines
 from repro.errors import InvalidParameterError, ReproError, TrialFailedError
-from repro.spec import ExperimentSpec, Reference, format_setting, validate_param
-from repro.trial import TrialContext, TrialOutput
-from repro.warnings_capture import capture as capture_warnings
-from repro.warnings_capture import summary_lines
 
 __all__ = ["BACKENDS", "RunConfig", "RunOutcome", "TrialTask", "plan_trials", "run_experiment",
            "summarize", "SUMMARY_COLUMNS"]
@@ -138,7 +138,7 @@ def _execute(task: TrialTask) -> tuple[int, bool, Any, float, dict[str, int]]:
     Returns ``(index, ok, value, seconds, warnings)``. A failure's value is ``(traceback text,
     user error or None)``: a :class:`ReproError` raised inside a trial (missing data, a bad
     parameter) is a user error, shown without a traceback. ``warnings`` counts the warnings the
-    trial raised, by kind (see :mod:`repro.warnings_capture`).
+    trial raised, by kind (see :mod:`repro.engine.warnings_capture`).
     """
     start = time.perf_counter()
     with capture_warnings() as caught:

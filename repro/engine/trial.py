@@ -11,7 +11,7 @@ A study module is the code behind one or more experiment files. It lives in
 ``VERSION: str``
     Optional. Bump to invalidate cached trials for a reason the code hash cannot see (e.g. a
     changed data file). The study module and every ``repro`` module it imports, transitively,
-    are hashed automatically (:func:`repro.cache.code_version`).
+    are hashed automatically (:func:`repro.engine.cache.code_version`).
 
 Its companion *report module* ``<study>_report`` (same folder) imports the study, never the
 reverse, and may define:
@@ -28,45 +28,25 @@ Report modules are not part of the trial cache key: editing a figure never recom
     cache entries are shared by all variants, so ``--variant X`` reuses them (seeds never depend on
     the variant, so the numbers are the same either way).
 
-Library code never creates a generator itself: ``ctx.rng`` is the trial's own stream, and
-``ctx.shared_rng(label)`` a stream shared by every cell and method of the same repetition (use it
-for data splits and common random numbers across methods).
+Library code never creates a generator itself: ``ctx.rng()`` is the trial's own stream, and
+``ctx.rng(label, ..., scope=...)`` a stream shared by the trials the scope names (see
+:meth:`TrialContext.rng`); e.g. ``scope="repetition"`` for data splits and common random numbers
+across methods.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["TrialContext", "TrialOutput", "stable_words", "canonical_json"]
+from repro.engine.identity import canonical_json, stable_words
 
+RNG_SCOPES = ("trial", "repetition", "experiment", "global")
 
-def canonical_json(obj: Any) -> str:
-    """JSON with sorted keys and no whitespace; the stable text form of configs and settings."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=_json_default)
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    return str(obj)
-
-
-def stable_words(*parts: Any) -> list[int]:
-    """Four 32-bit words of sha256 over the canonical JSON of ``parts``.
-
-    Used as SeedSequence entropy, so seeds depend on names and values, never on execution order,
-    worker count or Python's randomized ``hash``.
-    """
-    digest = hashlib.sha256(canonical_json(list(parts)).encode()).digest()
-    return [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
+__all__ = ["RNG_SCOPES", "TrialContext", "TrialOutput", "stable_words", "canonical_json"]
 
 
 @dataclass(frozen=True)
@@ -93,22 +73,42 @@ class TrialContext:
         words = stable_words(self.experiment_id, self.setting, self.method, self.repetition)
         return np.random.SeedSequence([self.base_seed, *words])
 
-    @property
-    def rng(self) -> np.random.Generator:
-        """A fresh generator for this trial (each access restarts the same stream)."""
-        return np.random.Generator(np.random.PCG64(self.seed_sequence))
+    def rng(self, *labels: Any, scope: str = "trial") -> np.random.Generator:
+        """A fresh generator (each call restarts the same stream), keyed by ``scope`` and ``labels``.
+
+        ``scope`` says which trials share the stream; ``labels`` (names, values) separate the streams
+        a trial draws for different purposes, e.g. ``ctx.rng("split", dataset, scope="repetition")``:
+
+        ``"trial"``
+            This trial's own stream (its identity and repetition).
+        ``"repetition"``
+            Shared by every cell and method of this repetition of this experiment (data splits,
+            common random numbers across methods).
+        ``"experiment"``
+            Shared by every trial of this experiment, whatever its repetition (e.g. a tuning search
+            reused by every repetition of a cell: name the cell's keys in ``labels``).
+        ``"global"``
+            Shared by every experiment run with the same base seed; the caller names everything
+            else in ``labels`` (e.g. one split reused by two tables of the same dataset).
+        """
+        if scope == "trial":
+            words = stable_words(self.experiment_id, self.setting, self.method, self.repetition, *labels)
+        elif scope == "repetition":
+            words = stable_words(self.experiment_id, "shared", self.repetition, *labels)
+        elif scope == "experiment":
+            words = stable_words(self.experiment_id, "experiment", *labels)
+        elif scope == "global":
+            words = stable_words("global", *labels)
+        else:
+            raise ValueError(f"scope must be one of {', '.join(RNG_SCOPES)}; got {scope!r}")
+        return np.random.Generator(np.random.PCG64(np.random.SeedSequence([self.base_seed, *words])))
 
     def shared_value(self, namespace: str, key: dict[str, Any], module: str, compute: Any) -> Any:
         """``compute()`` computed once per run and cached across runs (e.g. a hyperparameter search
-        shared by every repetition): see :func:`repro.cache.shared_value`. It must not depend on
+        shared by every repetition): see :func:`repro.engine.cache.shared_value`. It must not depend on
         the repetition; derive its randomness from ``key``."""
-        from repro.cache import shared_value
+        from repro.engine.cache import shared_value
         return shared_value(self.cache_dir, namespace, key, module, compute)
-
-    def shared_rng(self, *labels: Any) -> np.random.Generator:
-        """A generator shared by all cells and methods of this repetition, keyed by ``labels``."""
-        words = stable_words(self.experiment_id, "shared", self.repetition, *labels)
-        return np.random.Generator(np.random.PCG64(np.random.SeedSequence([self.base_seed, *words])))
 
 
 @dataclass

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from repro import __version__
-from repro.trial import canonical_json
+from repro.engine.identity import canonical_json
 
 __all__ = ["TrialCache", "atomic_write_bytes", "atomic_write_text", "code_version", "module_exists", "shared_value",
            "trial_code_modules",
