@@ -1,0 +1,103 @@
+"""What a mechanism or learner promises: one frozen object next to its code (issue 20, item 4).
+
+Every ε the project reports carries one of three labels (README, "Privacy labels"):
+
+``ACCOUNTED``
+    A proof and an accountant back it: the neighbouring relation, clipping and sampling the
+    accountant assumes are exactly what the code does.
+``NOMINAL``
+    The paper's formula, not a guarantee (e.g. a Lipschitz bound the code does not enforce).
+``PUBLIC_STATISTICS``
+    Accounted, but statistics of the private training data (group sizes, P̂_S, feature means and
+    standard deviations) are treated as public; the caveat says which.
+``NON_PRIVATE``
+    No privacy claim (ε = ∞).
+``USER_DECLARED``
+    Declared by a user's method (``repro run --with``); the project has not checked it.
+
+Modelled on ``dp_accounting``'s ``NeighboringRelation`` (an enum, not a string).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, replace
+
+__all__ = ["Guarantee", "Label", "Neighbouring", "NON_PRIVATE"]
+
+
+class Label(enum.StrEnum):
+    """How much an ε can be trusted (see the module docstring)."""
+
+    ACCOUNTED = "accounted"
+    NOMINAL = "nominal"
+    PUBLIC_STATISTICS = "public-statistics caveat"
+    NON_PRIVATE = "non-private"
+    USER_DECLARED = "declared by the user"
+
+
+
+class Neighbouring(enum.StrEnum):
+    """Which datasets the guarantee calls neighbours."""
+
+    ADD_OR_REMOVE_ONE = "add or remove one record"
+    REPLACE_ONE = "replace one record"
+    REPLACE_SENSITIVE_ATTRIBUTE = "replace one record's sensitive attribute"
+    LOCAL = "local (each user's report)"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """A privacy guarantee: (ε, δ) under ``relation``, how far it is backed (``label``), and why.
+
+    Parameters
+    ----------
+    epsilon, delta
+        The privacy parameters (``math.inf`` for none).
+    label
+        :class:`Label`.
+    relation
+        :class:`Neighbouring`.
+    protects
+        What is protected, e.g. ``"all features and the label"`` or ``"the sensitive attribute"``.
+    caveat
+        Why the label is not ``ACCOUNTED`` (required for every other label but ``NON_PRIVATE``).
+    accountant
+        How ε was computed (e.g. ``"PLD (dp_accounting)"``, ``"exact"``, ``"paper formula"``).
+    """
+
+    epsilon: float
+    delta: float
+    label: Label
+    relation: Neighbouring
+    protects: str = "every feature and the label"
+    caveat: str = ""
+    accountant: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.label, Label):
+            object.__setattr__(self, "label", Label(self.label))
+        if not isinstance(self.relation, Neighbouring):
+            object.__setattr__(self, "relation", Neighbouring(self.relation))
+        if math.isnan(self.epsilon) or self.epsilon <= 0:
+            raise ValueError(f"a guarantee's epsilon must be > 0 (math.inf for none); got {self.epsilon}")
+        if not 0 <= self.delta < 1:
+            raise ValueError(f"a guarantee's delta must lie in [0, 1); got {self.delta}")
+        if self.label not in (Label.ACCOUNTED, Label.NON_PRIVATE) and not self.caveat:
+            raise ValueError(f"a {self.label.value!r} guarantee must say why in its caveat")
+
+    def with_epsilon(self, epsilon: float, delta: float | None = None) -> Guarantee:
+        """The same guarantee at another (ε, δ) (e.g. once a run's accountant has computed it)."""
+        return replace(self, epsilon=epsilon, delta=self.delta if delta is None else delta)
+
+    def describe(self) -> str:
+        """One line for reports: ``ε = 1 (δ = 1e-05), accounted, add or remove one record``."""
+        if self.label is Label.NON_PRIVATE:
+            return "non-private"
+        text = f"ε = {self.epsilon:g} (δ = {self.delta:g}), {self.label.value}, {self.relation.value}"
+        return f"{text}; {self.caveat}" if self.caveat else text
+
+
+NON_PRIVATE = Guarantee(math.inf, 0.0, Label.NON_PRIVATE, Neighbouring.NONE, protects="nothing")
