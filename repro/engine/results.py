@@ -140,7 +140,7 @@ def software_versions() -> dict[str, str]:
 
 def git_commit() -> str | None:
     """Commit of the checkout this package runs from (with ``+dirty`` if modified), or None."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
                              timeout=5, check=True).stdout.strip()
