@@ -58,6 +58,11 @@ def test_flags_on_a_constructed_table() -> None:
     assert out["not_reproducible"].all()
 
 
+def test_points_equal_up_to_rounding_are_not_flagged() -> None:
+    df = pd.DataFrame([_pt(0.5, 0.125, 0.1701, 0.1394, 0.1181, 0.1608), _pt(1.0, 0.125, 0.1701, 0.1395, 0.1182, 0.1608)])
+    assert flag_released_points(df, n_runs=15).empty
+
+
 def test_near_trivial_alone_is_not_an_erratum() -> None:
     df = pd.DataFrame([_pt(1.0, 1.5, 0.2160, 0.0, 0.0, 0.0, dataset="credit-card")])
     out = flag_released_points(df, n_runs=15, all_negative_error={"credit-card": 0.2160})
