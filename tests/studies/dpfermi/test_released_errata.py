@@ -48,10 +48,11 @@ def test_flags_on_a_constructed_table() -> None:
         _pt(1.0, 0.0, 0.1653, 0.2291, 0.2096, 0.2486),
         _pt(0.5, 0.5, 0.2375, 0.0017, -0.0234, 0.0269),  # band 14.8 x mean > sqrt(15); identical, bands differ
         _pt(1.0, 0.5, 0.2375, 0.0017, -0.0232, 0.0267),
+        _pt(3.0, 0.5, 0.2375, 0.0017, -0.0181, 0.0216),
         _pt(3.0, 0.25, 0.1800, 0.0300, 0.0200, 0.0400),  # ordinary point
     ])
     out = flag_released_points(df, n_runs=15, all_negative_error={"adult": 0.2381})
-    assert len(out) == 2
+    assert len(out) == 3
     assert set(out["knob"]) == {0.5}
     assert all("impossible-band" in r and "identical-across-epsilon" in r and "near-trivial" in r
                for r in out["reasons"])
