@@ -76,3 +76,22 @@ def test_every_numeric_parameter_has_a_domain(spec: ExperimentSpec) -> None:
 
 if __name__ == "__main__":  # regenerate the frozen digests (only when a spec change is intended)
     FROZEN.write_text(json.dumps(_all_digests(), indent=1, sort_keys=True) + "\n")
+
+
+def _outside(domain: dict[str, Any], value: float) -> str:
+    """Why ``value`` breaks a numeric domain table, or '' (the bounds as documented in spec.py)."""
+    rules = {"min": value >= domain.get("min", -float("inf")), "max": value <= domain.get("max", float("inf")),
+             "gt": value > domain.get("gt", -float("inf")), "lt": value < domain.get("lt", float("inf")),
+             "integer": not domain.get("integer") or (isinstance(value, int) or float(value).is_integer())}
+    return ", ".join(k for k, ok in rules.items() if not ok)
+
+
+@pytest.mark.parametrize("spec", load_all(ROOT / "experiments", strict=True).values(), ids=lambda s: s.id)
+def test_every_declared_value_lies_in_its_domain(spec: ExperimentSpec) -> None:
+    for key, domain in spec.domains.items():
+        if not isinstance(domain, dict):
+            continue
+        for value in spec.declared_values(key):
+            for v in value if isinstance(value, list) else [value]:
+                for x in v if isinstance(v, list) else [v]:  # pairs such as clip_radius_pairs
+                    assert not _outside(domain, x), f"{spec.id}: {key} = {x} breaks {domain}"
