@@ -44,6 +44,8 @@ __all__ = [
     "load_experiment",
     "load_all",
     "get_experiment",
+    "merge_raw",
+    "merged_raw",
     "skipped_files",
     "validate_param",
 ]
@@ -518,6 +520,11 @@ def _resolve(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
         raise _err(path, "extends", f"names {name!r}, but {base_path} does not exist; give a path relative to "
                    f"{path.parent} (e.g. \"{BASE_DIR}/x.toml\") or an experiment id")
     return merge_raw(_resolve(base_path, (*chain, resolved)), raw)
+
+
+def merged_raw(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The raw table of experiment file ``path`` after ``extends`` (what ``repro show --toml`` prints)."""
+    return _resolve(Path(path), ())
 
 
 _TRIAL_CHECKED: dict[tuple[str, float], str] = {}
