@@ -94,7 +94,8 @@ def show_spec(spec: ExperimentSpec) -> None:
         axes = "; ".join(f"{k} = {_fmt(v)}" for k, v in _grid(spec, name).items())
         listed = spec.profiles[name].cells if spec.profiles[name].cells is not None else spec.cells
         extra = f"{len(listed)} listed cells" if listed is not None else ""
-        _line(f"{name}: {len(cells)} cells" + (f" ({extra}{' x ' if axes else ''}{axes})" if extra or axes else ""))
+        shape = " x ".join(part for part in (extra, axes) if part)
+        _line(f"{name}: {len(cells)} cells" + (f" ({shape})" if shape else ""))
     listed = spec.profiles[full].cells if spec.profiles[full].cells is not None else spec.cells
     if listed is not None:
         click.echo(f"listed cells ({full}):")

@@ -54,9 +54,10 @@ def test_merged_specs_equal_the_frozen_full_copies() -> None:
     assert not changed, f"merged experiment specs changed: {changed}"
 
 
-def _numeric(value: Any) -> bool:
+def _numeric(value: Any, depth: int = 0) -> bool:
+    """A number or a list of numbers (a list of pairs, e.g. clip_radius_pairs, has no numeric domain)."""
     if isinstance(value, list):
-        return bool(value) and all(_numeric(v) for v in value)
+        return depth == 0 and bool(value) and all(_numeric(v, 1) for v in value)
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -66,7 +67,7 @@ def test_every_numeric_parameter_has_a_domain(spec: ExperimentSpec) -> None:
     for name in spec.profiles:
         for key in spec.settable_keys(name):
             values = spec.declared_values(key)
-            if values and all(_numeric(v) for v in values):
+            if values and all(_numeric(v, 1) for v in values):
                 keys.add(key)
     missing = sorted(k for k in keys if k not in spec.domains)
     assert not missing, f"{spec.id}: numeric parameters without a [domains] entry: {missing}"
