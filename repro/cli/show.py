@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from repro.engine.spec import ExperimentSpec, get_experiment, merged_raw
+from repro.engine.spec import ExperimentSpec, extends_chain, get_experiment, merged_raw
 
 WIDTH = 100
 
@@ -86,6 +86,9 @@ def show_spec(spec: ExperimentSpec) -> None:
     for label, value in (("source", f"{spec.document} — {spec.section}"), ("spec", spec.spec),
                          ("reproduces", spec.reproduces), ("computed by", spec.trial), ("file", str(spec.path))):
         _line(f"{label}: {value}")
+    if spec.path is not None:
+        for base in extends_chain(spec.path):
+            _line(f"extends: {base.relative_to(spec.path.parent.resolve()) if base.is_relative_to(spec.path.parent.resolve()) else base}")
 
     full = "full" if "full" in spec.profiles else next(iter(spec.profiles))
     click.echo("grid (axes; a run covers every cell x seeds):")
@@ -136,8 +139,8 @@ def show_spec(spec: ExperimentSpec) -> None:
 
 @click.command("show")
 @click.argument("experiment_id", metavar="ID")
-@click.option("--toml", "as_toml", is_flag=True,
-              help="Print the merged experiment file (after `extends`) as JSON, a subset of what TOML holds.")
+@click.option("--json", "--toml", "as_toml", is_flag=True,
+              help="Print the merged experiment file (after `extends`) as JSON (same keys and values as TOML).")
 @click.option("--notes", is_flag=True, help="Also print the experiment's notes.")
 def show(experiment_id: str, as_toml: bool, notes: bool) -> None:
     """Print experiment ID as merged from its file and the base files it extends: grid, settable keys

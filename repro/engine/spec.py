@@ -44,6 +44,7 @@ __all__ = [
     "load_experiment",
     "load_all",
     "get_experiment",
+    "extends_chain",
     "merge_raw",
     "merged_raw",
     "skipped_files",
@@ -520,6 +521,20 @@ def _resolve(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
         raise _err(path, "extends", f"names {name!r}, but {base_path} does not exist; give a path relative to "
                    f"{path.parent} (e.g. \"{BASE_DIR}/x.toml\") or an experiment id")
     return merge_raw(_resolve(base_path, (*chain, resolved)), raw)
+
+
+def extends_chain(path: str | os.PathLike[str]) -> list[Path]:
+    """The files ``path`` extends, nearest first (for display; :func:`merged_raw` checks cycles)."""
+    chain: list[Path] = []
+    current = Path(path)
+    while True:
+        name = _read_toml(current).get("extends")
+        if name is None:
+            return chain
+        current = _extends_path(current, name)
+        if current in chain or len(chain) > 32:
+            raise _err(path, "extends", "forms a cycle; remove one of the `extends`")
+        chain.append(current)
 
 
 def merged_raw(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -54,7 +54,7 @@ def test_show_prints_the_merged_experiment(monkeypatch: pytest.MonkeyPatch) -> N
     result = invoke("show", "dpfermi-fig-4")
     assert result.exit_code == 0, result.output
     out = result.output
-    for text in ("dpfermi-fig-4  [figure]", "full: 18 cells (data = [authors, clean]; epsilon = [0.5, 1.0, 3.0]", "settable keys", "epochs = 200",
+    for text in ("dpfermi-fig-4  [figure]", "extends: _base/dpfermi-tabular.toml", "full: 18 cells (data = [authors, clean]; epsilon = [0.5, 1.0, 3.0]", "settable keys", "epochs = 200",
                  "domain: integer >= 1", "tune_validation_fraction = 0.2    domain: > 0 and < 1",
                  "data modes (--set data=...): authors, clean", "reference: the authors' released code path",
                  "credit-card-defaulters_processed.csv", "INFERRED reconstruction",
@@ -62,7 +62,7 @@ def test_show_prints_the_merged_experiment(monkeypatch: pytest.MonkeyPatch) -> N
                  "the paper's values (", "run `repro data verify`"):
         assert text in out, text
     assert max(len(line) for line in out.splitlines()) <= 100
-    merged = invoke("show", "dpfermi-fig-4", "--toml").output
+    merged = invoke("show", "dpfermi-fig-4", "--json").output
     assert '"extends"' not in merged and '"tune_seeds": 3' in merged and '"id": "dpfermi-fig-4"' in merged
 
 

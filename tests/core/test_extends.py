@@ -57,6 +57,14 @@ def test_extends_gives_the_same_spec_as_the_full_file(tmp_path: Path) -> None:
     assert list(load_all(tmp_path)) == ["toy"]            # the base file is no experiment
 
 
+def test_extends_an_experiment_by_id(tmp_path: Path) -> None:
+    (tmp_path / "toy.toml").write_text(FIXTURE.read_text())
+    (tmp_path / "toy2.toml").write_text('id = "toy2"\nextends = "toy"\ntitle = "Toy 2"\n[grid]\nepsilon = [9.0]\n')
+    spec = load_all(tmp_path, strict=True)["toy2"]
+    assert spec.title == "Toy 2" and spec.grid == {"method": ["a", "b"], "epsilon": [9.0]}
+    assert spec.references == () and spec.metric_names == ("value", "shared")  # references never inherited
+
+
 def test_extends_cycle_and_missing_base_are_one_line(tmp_path: Path) -> None:
     _split_toy(tmp_path)
     base = tmp_path / "_base" / "common.toml"
