@@ -476,7 +476,8 @@ def _extends_path(path: Path, name: Any) -> Path:
 def merge_raw(base: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any]:
     """``child`` merged over ``base`` (the rule of ``extends``).
 
-    Tables merge key by key, recursively; arrays and scalars in ``child`` replace ``base``'s;
+    Tables merge key by key, recursively, except that a ``[domains]`` entry is replaced whole; arrays
+    and scalars in ``child`` replace ``base``'s;
     ``[[metrics]]`` are inherited and extended: a child metric with a base metric's name replaces it in
     place, a new name is appended; ``id``, ``aliases`` and ``[[references]]`` are never inherited.
     """
@@ -493,8 +494,10 @@ def merge_raw(base: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, An
                     merged.append(m)
                     names.append(name)
             out[key] = merged
+        elif key == "domains" and isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **value}  # a parameter's domain is replaced whole, never mixed
         elif isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge_raw(out[key], value) if key not in _NOT_INHERITED else value
+            out[key] = merge_raw(out[key], value)
         else:
             out[key] = value
     return out

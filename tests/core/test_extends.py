@@ -33,12 +33,14 @@ def _split_toy(folder: Path) -> None:
 
 def test_merge_rule() -> None:
     base = {"id": "b", "aliases": ["x"], "references": [{"metric": "m"}], "params": {"a": 1, "b": 2},
+            "domains": {"a": {"gt": 0}, "b": {"min": 1}},
             "grid": {"e": [1.0, 2.0]}, "metrics": [{"name": "m", "description": "old"}, {"name": "n"}],
             "kind": "table"}
-    child = {"params": {"b": 3}, "grid": {"e": [5.0]}, "metrics": [{"name": "m", "description": "new"},
+    child = {"domains": {"a": {"min": 1}}, "params": {"b": 3}, "grid": {"e": [5.0]}, "metrics": [{"name": "m", "description": "new"},
                                                                    {"name": "o"}]}
     merged = merge_raw(base, child)
     assert merged["params"] == {"a": 1, "b": 3}          # tables merge key by key
+    assert merged["domains"] == {"a": {"min": 1}, "b": {"min": 1}}  # a domain is replaced whole
     assert merged["grid"] == {"e": [5.0]}                # arrays replace
     assert [m["name"] for m in merged["metrics"]] == ["m", "n", "o"]  # metrics: replaced in place, extended
     assert merged["metrics"][0]["description"] == "new"
