@@ -60,6 +60,7 @@ def main(ctx: click.Context, debug: bool, verbose: int) -> None:
     \b
     Typical use:
       repro list                          what can be reproduced
+      repro show ID                       one result: grid, settable keys, data modes, paper values
       repro run compat-impossibility      run it (smoke profile), print paper vs ours
       repro run ID --profile full         the paper's full configuration
       repro plot ID                       redraw figures from saved results
@@ -79,8 +80,9 @@ def _register() -> None:
     from repro.cli.plot import plot
     from repro.cli.report import report
     from repro.cli.run import run
+    from repro.cli.show import show
 
-    for command in (list_cmd, run, plot, report, data, audit):
+    for command in (list_cmd, show, run, plot, report, data, audit):
         main.add_command(command)
 
 

@@ -43,3 +43,6 @@ def list_cmd(ids: bool) -> None:
         click.echo(f"    computed by: {spec.trial}  (figures/report: {report_module_name(spec)})")
         click.echo(f"    datasets: {', '.join(spec.datasets) or 'none'} · est. runtime: {est} · "
                    f"variants: {', '.join(spec.variants)}")
+    if specs:
+        click.echo("`repro show ID` prints one result in full: grid, settable keys and their domains, data modes, "
+                   "paper values")

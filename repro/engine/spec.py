@@ -16,6 +16,7 @@ import itertools
 import logging
 import math
 import os
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -43,6 +44,9 @@ __all__ = [
     "load_experiment",
     "load_all",
     "get_experiment",
+    "extends_chain",
+    "merge_raw",
+    "merged_raw",
     "skipped_files",
     "validate_param",
 ]
@@ -70,11 +74,20 @@ _REF_KEYS = {"metric": str, "value": (int, float), "source": str, "method": str,
 
 
 def experiments_dir() -> Path:
-    """Folder of experiment files: ``$REPRO_EXPERIMENTS_DIR``, else ``experiments/`` of the checkout."""
+    """Folder of experiment files: ``$REPRO_EXPERIMENTS_DIR``, else ``experiments/`` of the checkout.
+
+    Raises
+    ------
+    ExperimentFileError
+        If the folder does not exist (e.g. a mistyped ``$REPRO_EXPERIMENTS_DIR``).
+    """
     env = os.environ.get("REPRO_EXPERIMENTS_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "experiments"
+    directory = Path(env) if env else Path(__file__).resolve().parents[2] / "experiments"
+    if not directory.is_dir():
+        source = "$REPRO_EXPERIMENTS_DIR" if env else "the checkout's experiments folder"
+        raise ExperimentFileError(f"{directory}: no such folder ({source}); set REPRO_EXPERIMENTS_DIR to the "
+                                  "folder holding the experiment *.toml files, or unset it")
+    return directory
 
 
 @dataclass(frozen=True)
@@ -429,20 +442,179 @@ def _parse_cells(path: Path, where: str, cells: list[Any]) -> tuple[dict[str, An
     return tuple(out)
 
 
-def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
-    """Read and validate one experiment file."""
-    path = Path(path)
+#: sub-folder of the experiments folder holding base files: shared blocks named by ``extends``, not
+#: experiments themselves (no ``id``, never listed)
+BASE_DIR = "_base"
+#: keys a file never inherits through ``extends``: its identity and the paper's values it is judged on
+_NOT_INHERITED = ("id", "aliases", "references")
+#: packages whose modules may be named by ``trial`` (``repro._testing`` holds the test suite's toy studies)
+TRIAL_PACKAGES = ("repro.studies", "repro._testing")
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
-        raise ExperimentFileError(f"{path}: not valid TOML: {exc}") from exc
+        raise ExperimentFileError(f"{path}: not valid TOML: {exc}; fix the file or move it out of the "
+                                  "experiments folder") from exc
+    except UnicodeDecodeError as exc:
+        raise ExperimentFileError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); save the file as "
+                                  "UTF-8 or move it out of the experiments folder") from exc
     except OSError as exc:
         raise ExperimentFileError(f"{path}: cannot read: {exc}") from exc
+
+
+def _extends_path(path: Path, name: Any) -> Path:
+    """The file an ``extends = name`` in ``path`` names: a ``*.toml`` path relative to ``path``'s
+    folder, or an experiment id (``<id>.toml`` beside it)."""
+    if not isinstance(name, str) or not name:
+        raise _err(path, "extends", f"must be a non-empty string (a base file such as \"{BASE_DIR}/x.toml\" "
+                   f"or an experiment id); got {name!r}")
+    return (path.parent / (name if name.endswith(".toml") else f"{name}.toml")).resolve()
+
+
+def merge_raw(base: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any]:
+    """``child`` merged over ``base`` (the rule of ``extends``).
+
+    Tables merge key by key, recursively, except that a ``[domains]`` entry is replaced whole; arrays
+    and scalars in ``child`` replace ``base``'s;
+    ``[[metrics]]`` are inherited and extended: a child metric with a base metric's name replaces it in
+    place, a new name is appended; ``id``, ``aliases`` and ``[[references]]`` are never inherited.
+    """
+    out = {k: v for k, v in base.items() if k not in _NOT_INHERITED}
+    for key, value in child.items():
+        if key == "metrics" and isinstance(out.get(key), list) and isinstance(value, list):
+            merged = list(out[key])
+            names = [m.get("name") if isinstance(m, dict) else None for m in merged]
+            for m in value:
+                name = m.get("name") if isinstance(m, dict) else None
+                if name is not None and name in names:
+                    merged[names.index(name)] = m
+                else:
+                    merged.append(m)
+                    names.append(name)
+            out[key] = merged
+        elif key == "domains" and isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **value}  # a parameter's domain is replaced whole, never mixed
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge_raw(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _resolve(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
+    """The raw table of ``path`` merged over its ``extends`` chain; ``chain`` holds the files that
+    extend it (to name a cycle)."""
+    resolved = path.resolve()
+    if resolved in chain:
+        cycle = " -> ".join(str(p.name) for p in (*chain[chain.index(resolved):], resolved))
+        raise _err(chain[0], "extends", f"forms a cycle: {cycle}; remove one of these `extends`")
+    raw = _read_toml(path)
+    if chain:
+        for key in _NOT_INHERITED:
+            if key in raw and resolved.parent.name == BASE_DIR:
+                raise _err(path, key, "is not allowed in a base file (never inherited); put it in each "
+                           "experiment file")
+    if "extends" not in raw:
+        return raw
+    name = raw.pop("extends")
+    base_path = _extends_path(path, name)
+    if not base_path.is_file():
+        raise _err(path, "extends", f"names {name!r}, but {base_path} does not exist; give a path relative to "
+                   f"{path.parent} (e.g. \"{BASE_DIR}/x.toml\") or an experiment id")
+    return merge_raw(_resolve(base_path, (*chain, resolved)), raw)
+
+
+def extends_chain(path: str | os.PathLike[str]) -> list[Path]:
+    """The files ``path`` extends, nearest first (for display; :func:`merged_raw` checks cycles)."""
+    chain: list[Path] = []
+    current = Path(path)
+    while True:
+        name = _read_toml(current).get("extends")
+        if name is None:
+            return chain
+        current = _extends_path(current, name)
+        if current in chain or len(chain) > 32:
+            raise _err(path, "extends", "forms a cycle; remove one of the `extends`")
+        chain.append(current)
+
+
+def merged_raw(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The raw table of experiment file ``path`` after ``extends`` (what ``repro show --toml`` prints)."""
+    return _resolve(Path(path), ())
+
+
+_TRIAL_CHECKED: dict[tuple[str, float], str] = {}
+_MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def _module_file(name: str) -> Path | None:
+    """Source file of module ``name`` under one of :data:`TRIAL_PACKAGES`, found without executing
+    anything but ``repro``'s own ``__init__``."""
+    import importlib.util
+
+    for package in TRIAL_PACKAGES:
+        if not name.startswith(package + "."):
+            continue
+        spec = importlib.util.find_spec(package)  # imports only ``repro`` (already loaded)
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        rest = name[len(package) + 1:].split(".")
+        for location in spec.submodule_search_locations:
+            folder = Path(location).joinpath(*rest[:-1])
+            for candidate in (folder / f"{rest[-1]}.py", folder / rest[-1] / "__init__.py"):
+                if candidate.is_file():
+                    return candidate
+        return None
+    return None
+
+
+def _check_trial(path: Path, name: str) -> None:
+    """``trial`` must name a module under :data:`TRIAL_PACKAGES` whose source defines ``run_trial``;
+    checked by reading the source (nothing is imported, so a file cannot make the loader run code)."""
+    import ast
+
+    valid = " or ".join(f"{p}." for p in TRIAL_PACKAGES)
+    if not _MODULE_NAME.fullmatch(name) or not name.startswith(tuple(f"{p}." for p in TRIAL_PACKAGES)):
+        raise _err(path, "trial", f"must name a study module under {TRIAL_PACKAGES[0]}. (e.g. "
+                   f"\"repro.studies.thesis.part1_tables\"); got {name!r}")
+    source = _module_file(name)
+    if source is None:
+        raise _err(path, "trial", f"module {name!r} does not exist; name a module under {valid} "
+                   "(e.g. \"repro.studies.thesis.part1_tables\")")
+    stamp = (str(source), source.stat().st_mtime)
+    if stamp not in _TRIAL_CHECKED:
+        text = source.read_bytes()
+        if re.search(rb"^def run_trial\(", text, re.M):  # the common case, without parsing (start-up time)
+            _TRIAL_CHECKED[stamp] = ""
+            return
+        try:
+            tree = ast.parse(text, filename=str(source))
+        except (SyntaxError, ValueError) as exc:
+            raise _err(path, "trial", f"module {name!r} ({source}) cannot be parsed: {exc}") from exc
+        defines = any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "run_trial"
+                      for node in tree.body)
+        _TRIAL_CHECKED[stamp] = "" if defines else (
+            f"module {name!r} defines no top-level `def run_trial(params, ctx)`; name a study module")
+    if _TRIAL_CHECKED[stamp]:
+        raise _err(path, "trial", _TRIAL_CHECKED[stamp])
+
+
+def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
+    """Read one experiment file, merge it over the files it ``extends`` (see :func:`merge_raw`) and
+    validate the result."""
+    path = Path(path)
+    raw = _resolve(path, ())
+    if "id" not in raw:
+        raise _err(path, "id", "is required but missing (a file without an id is a base file: put it in "
+                   f"{BASE_DIR}/ and name it with `extends`)")
     _check_keys(path, "", raw, _TOP_KEYS, _REQUIRED)
     if raw["kind"] not in KINDS:
         raise _err(path, "kind", f"must be one of {', '.join(KINDS)}; got {raw['kind']!r}")
     if path.stem != raw["id"]:
         raise _err(path, "id", f"must equal the file name stem {path.stem!r}; got {raw['id']!r}")
+    _check_trial(path, raw["trial"])
 
     metrics = []
     for i, m in enumerate(raw["metrics"]):
@@ -508,16 +680,31 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
     )
 
 
+#: keys of a numeric domain table: inclusive bounds, strict bounds, integer-valued
+_DOMAIN_KEYS = {"min": (int, float), "max": (int, float), "gt": (int, float), "lt": (int, float), "integer": bool}
+
+
 def _parse_domains(path: Path, domains: Mapping[str, Any]) -> dict[str, Any]:
+    """``[domains]``: per parameter, an array of allowed values, ``"any"``, or a numeric table with
+    ``min``/``max`` (inclusive), ``gt``/``lt`` (strict) and ``integer`` (issue #24 item 2)."""
     for key, dom in domains.items():
         if isinstance(dom, list):
             if not dom:
                 raise _err(path, f"domains.{key}", "must be a non-empty array of allowed values")
         elif isinstance(dom, dict):
-            _check_keys(path, f"domains.{key}.", dom, {"min": (int, float), "max": (int, float), "integer": bool})
+            if not dom:
+                raise _err(path, f"domains.{key}", "an empty table allows nothing; give min/max/gt/lt/integer")
+            _check_keys(path, f"domains.{key}.", dom, _DOMAIN_KEYS)
+            lower = [dom[k] for k in ("min", "gt") if k in dom]
+            upper = [dom[k] for k in ("max", "lt") if k in dom]
+            if "min" in dom and "gt" in dom or "max" in dom and "lt" in dom:
+                raise _err(path, f"domains.{key}", "give one lower bound (min or gt) and one upper bound "
+                           "(max or lt)")
+            if lower and upper and (lower[0] > upper[0] or lower[0] == upper[0] and ("gt" in dom or "lt" in dom)):
+                raise _err(path, f"domains.{key}", f"is empty: its bounds exclude every value ({dom})")
         elif dom != "any":
-            raise _err(path, f"domains.{key}", 'must be an array of allowed values, a table with min/max/integer, '
-                       'or "any" (a free-form value such as a path)')
+            raise _err(path, f"domains.{key}", 'must be an array of allowed values, a table with '
+                       'min/max/gt/lt/integer, or "any" (a free-form value such as a path)')
     return dict(domains)
 
 
@@ -539,11 +726,15 @@ def load_all(directory: str | os.PathLike[str] | None = None, *, strict: bool = 
              ) -> dict[str, ExperimentSpec]:
     """Load every ``*.toml`` experiment of ``directory`` (default :func:`experiments_dir`), by id.
 
-    A file that does not load (bad schema, bad value, an id or alias already taken) is reported
+    Base files (in ``_base/``, named by ``extends``) are not experiments and are not loaded on their own.
+    A file that does not load (not UTF-8, not TOML, bad schema, bad value, a ``trial`` that is not a
+    study module, an id or alias already taken) is reported
     once per process as a warning and skipped, so the other experiments stay usable
     (:func:`skipped_files` lists them); ``strict=True`` raises its error instead.
     """
     directory = Path(directory) if directory is not None else experiments_dir()
+    if not directory.is_dir():
+        raise ExperimentFileError(f"{directory}: no such folder of experiment files")
     specs: dict[str, ExperimentSpec] = {}
     names: dict[str, Path] = {}
     skipped: dict[Path, ReproError] = {}

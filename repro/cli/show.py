@@ -1,0 +1,156 @@
+"""``repro show ID``: one experiment as the loader sees it, after ``extends`` (issue #20 item 6, #24).
+
+Prints what a user needs to run or change a result without opening its files: source, grid axes and
+cells per profile, settable keys with their domains and defaults, data modes, variants, profiles with
+seeds and estimated times, datasets (raw files and, for the authors' data mode, the authors' files),
+metrics and the paper's values. ``--toml`` prints the merged file instead.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from typing import Any
+
+import click
+
+from repro.engine.spec import ExperimentSpec, extends_chain, get_experiment, merged_raw
+
+WIDTH = 100
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, str):
+        return value if value else '""'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_fmt(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_fmt(v)}" for k, v in value.items()) + "}"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _domain(spec: ExperimentSpec, key: str) -> str:
+    dom = spec.domains.get(key)
+    if dom is None:
+        return "(values as declared)"
+    if dom == "any":
+        return "any value"
+    if isinstance(dom, list):
+        return "one of " + ", ".join(_fmt(d) for d in dom)
+    parts = ["integer"] if dom.get("integer") else []
+    lo = f">= {_fmt(dom['min'])}" if "min" in dom else f"> {_fmt(dom['gt'])}" if "gt" in dom else ""
+    hi = f"<= {_fmt(dom['max'])}" if "max" in dom else f"< {_fmt(dom['lt'])}" if "lt" in dom else ""
+    return " ".join([*parts, " and ".join(b for b in (lo, hi) if b)]).strip() or "a number"
+
+
+def _line(text: str, indent: int = 2) -> None:
+    click.echo(textwrap.fill(text, WIDTH, initial_indent=" " * indent, subsequent_indent=" " * (indent + 4),
+                             break_on_hyphens=False))
+
+
+def _seconds(s: float | None) -> str:
+    if s is None:
+        return "?"
+    return f"{s:.0f} s" if s < 90 else f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h"
+
+
+def _grid(spec: ExperimentSpec, profile: str) -> dict[str, list[Any]]:
+    grid = dict(spec.grid or {})
+    grid.update(spec.profiles[profile].grid or {})
+    return grid
+
+
+def _datasets(spec: ExperimentSpec, modes: list[Any]) -> None:
+    click.echo("datasets (raw files; `repro data verify` checks them):")
+    _line(", ".join(spec.datasets) or "none")
+    if "authors" not in modes:
+        return
+    from repro.datasets.authors_files import AUTHORS_FILES
+
+    names = {v for v in spec.declared_values("dataset") if isinstance(v, str)}
+    for name in sorted(names & set(AUTHORS_FILES)):
+        f = AUTHORS_FILES[name]
+        state = ("rebuilt byte-identical to the authors' git blob when verified" if f.canonical
+                 else "an INFERRED reconstruction (no authors' bytes to match)")
+        _line(f"data=authors: {f.filename} ({name}-authors), rebuilt from {', '.join(f.sources)}; git blob "
+              f"{f.git_blob[:12]}; {state}; verification state: run `repro data verify`")
+
+
+def show_spec(spec: ExperimentSpec) -> None:
+    """Print ``spec`` readably at :data:`WIDTH` columns."""
+    click.echo(click.style(spec.id, bold=True) + f"  [{spec.kind}]" +
+               (f"  (also: {', '.join(spec.aliases)})" if spec.aliases else ""))
+    _line(spec.title, 0)
+    for label, value in (("source", f"{spec.document} — {spec.section}"), ("spec", spec.spec),
+                         ("reproduces", spec.reproduces), ("computed by", spec.trial), ("file", str(spec.path))):
+        _line(f"{label}: {value}")
+    if spec.path is not None:
+        for base in extends_chain(spec.path):
+            _line(f"extends: {base.relative_to(spec.path.parent.resolve()) if base.is_relative_to(spec.path.parent.resolve()) else base}")
+
+    full = "full" if "full" in spec.profiles else next(iter(spec.profiles))
+    click.echo("grid (axes; a run covers every cell x seeds):")
+    for name in spec.profiles:
+        cells = spec.expand_cells(name)
+        axes = "; ".join(f"{k} = {_fmt(v)}" for k, v in _grid(spec, name).items())
+        listed = spec.profiles[name].cells if spec.profiles[name].cells is not None else spec.cells
+        extra = f"{len(listed)} listed cells" if listed is not None else ""
+        shape = " x ".join(part for part in (extra, axes) if part)
+        _line(f"{name}: {len(cells)} cells" + (f" ({shape})" if shape else ""))
+    listed = spec.profiles[full].cells if spec.profiles[full].cells is not None else spec.cells
+    if listed is not None:
+        click.echo(f"listed cells ({full}):")
+        for cell in listed:
+            _line(", ".join(f"{k} = {_fmt(v)}" for k, v in cell.items()), 4)
+
+    grid = _grid(spec, full)
+    fixed = spec.fixed_params(full)
+    click.echo(f"settable keys (--set KEY=V[,V...]; default = the {full} profile's value):")
+    keys = [*grid, *(k for c in (listed or ()) for k in c if k not in grid and k != "method"), *fixed]
+    for key in dict.fromkeys(keys):
+        default = _fmt(grid[key]) if key in grid else _fmt(fixed[key]) if key in fixed else "per cell"
+        _line(f"{key} = {default}    domain: {_domain(spec, key)}")
+
+    modes = list(grid.get("data", []))
+    click.echo("data modes (--set data=...): " + (", ".join(map(str, modes)) if modes else "none (one data source)"))
+    click.echo(f"variants (--variant; default {spec.default_variant}):")
+    for v in spec.variants:
+        _line(f"{v}: {spec.variant_help.get(v, '')}".rstrip(": "))
+    click.echo("profiles (--profile):")
+    for name, p in spec.profiles.items():
+        over = ", ".join(f"{k} = {_fmt(v)}" for k, v in p.params.items())
+        _line(f"{name}: {p.seeds} seeds, est. {_seconds(p.est_seconds)}" + (f"; sets {over}" if over else ""))
+    _datasets(spec, modes)
+    click.echo("metrics:")
+    for m in spec.metrics:
+        tol = f" (tolerance {_fmt(m.tolerance)})" if m.tolerance is not None else ""
+        _line(f"{m.name}{tol}: {m.description}")
+    click.echo(f"the paper's values ({len(spec.references)}):" if spec.references else "the paper's values: none")
+    for r in spec.references:
+        where = ", ".join([*([r.method] if r.method else []), *(f"{k} = {_fmt(v)}" for k, v in r.setting.items())])
+        tol = r.tolerance if r.tolerance is not None else spec.metric(r.metric).tolerance
+        _line(f"{r.metric} = {_fmt(r.value)}" + (f" ± {_fmt(tol)}" if tol is not None else "") +
+              (f"  [{where}]" if where else "") + f"  — {r.source}")
+    if spec.expected:
+        _line("expected: " + " ".join(spec.expected.split()), 0)
+
+
+@click.command("show")
+@click.argument("experiment_id", metavar="ID")
+@click.option("--json", "--toml", "as_toml", is_flag=True,
+              help="Print the merged experiment file (after `extends`) as JSON (same keys and values as TOML).")
+@click.option("--notes", is_flag=True, help="Also print the experiment's notes.")
+def show(experiment_id: str, as_toml: bool, notes: bool) -> None:
+    """Print experiment ID as merged from its file and the base files it extends: grid, settable keys
+    with domains and defaults, data modes, variants, profiles, datasets, metrics, the paper's values."""
+    spec = get_experiment(experiment_id)
+    if as_toml:
+        assert spec.path is not None
+        click.echo(json.dumps(merged_raw(spec.path), indent=2, ensure_ascii=False))
+        return
+    show_spec(spec)
+    if notes and spec.notes:
+        click.echo("notes:")
+        click.echo(textwrap.indent(spec.notes.strip(), "  "))

@@ -1,0 +1,100 @@
+"""`repro show`, `repro list` over a broken experiments folder, and `--set` values outside a declared
+domain rejected before any data is loaded (issue #20 item 6, issue #24 items 1-2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import main
+from repro.engine.spec import get_experiment
+from repro.errors import InvalidParameterError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_list_reports_and_skips_a_non_utf8_file_and_run_of_another_id_works(toy_env: Path) -> None:
+    import os
+
+    folder = Path(os.environ["REPRO_EXPERIMENTS_DIR"])
+    (folder / "broken.toml").write_bytes(b'id = "broken"\ntitle = "\xff\xfe"\n')
+    (folder / "zen.toml").write_text((folder / "toy.toml").read_text().replace('id = "toy"', 'id = "zen"')
+                                     .replace('"repro._testing.trials"', '"this"'))
+    result = invoke("list")
+    assert result.exit_code == 0, result.output
+    assert "toy" in result.output and "The Zen of Python" not in result.output
+    assert "SKIPPED broken.toml" in result.output and "not UTF-8" in result.output
+    assert "SKIPPED zen.toml" in result.output and "must name a study module" in result.output
+    result = invoke("run", "toy", "-q")
+    assert result.exit_code == 0, result.output
+    result = invoke("run", "broken")
+    assert result.exit_code == 1 and "broken.toml: not UTF-8" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+    result = invoke("run", "zen")
+    assert result.exit_code == 1 and "Beautiful is better" not in result.output
+    assert result.output.strip().splitlines()[-1].startswith("repro: error: ")
+
+
+def test_list_of_a_missing_folder_is_one_line_and_nonzero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REPRO_EXPERIMENTS_DIR", str(tmp_path / "nonexistent"))
+    result = invoke("list")
+    assert result.exit_code == 1
+    assert result.output.strip().startswith("repro: error: ") and "nonexistent: no such folder" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_show_prints_the_merged_experiment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REPRO_EXPERIMENTS_DIR", raising=False)
+    result = invoke("show", "dpfermi-fig-4")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    for text in ("dpfermi-fig-4  [figure]", "extends: _base/dpfermi-tabular.toml", "full: 18 cells (data = [authors, clean]; epsilon = [0.5, 1.0, 3.0]", "settable keys", "epochs = 200",
+                 "domain: integer >= 1", "tune_validation_fraction = 0.2    domain: > 0 and < 1",
+                 "data modes (--set data=...): authors, clean", "reference: the authors' released code path",
+                 "credit-card-defaulters_processed.csv", "INFERRED reconstruction",
+                 "violation (tolerance 0.02): The figure's y axis: equalized-odds violation",  # the child's own
+                 "the paper's values (", "run `repro data verify`"):
+        assert text in out, text
+    assert max(len(line) for line in out.splitlines()) <= 100
+    merged = invoke("show", "dpfermi-fig-4", "--json").output
+    assert '"extends"' not in merged and '"tune_seeds": 3' in merged and '"id": "dpfermi-fig-4"' in merged
+
+
+def test_show_of_an_unknown_id_suggests(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REPRO_EXPERIMENTS_DIR", raising=False)
+    result = invoke("show", "thesis-table-3.9")
+    assert result.exit_code == 1 and "did you mean 'thesis-table-3.4'" in result.output
+
+
+def _checks_strict_bounds() -> bool:
+    """Whether the domain checker knows ``gt``/``lt`` (the value-typing work on spec.py adds them)."""
+    try:
+        get_experiment("dpfermi-fig-2", ROOT / "experiments").validate_overrides({"tune_validation_fraction": [1.5]})
+    except InvalidParameterError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("setting", [
+    "epochs=-1", "tune_seeds=0", "subsample=-5",
+    pytest.param("tune_validation_fraction=1.5", marks=pytest.mark.skipif(
+        not _checks_strict_bounds(), reason="strict bounds (lt/gt) are checked by the value-typing change")),
+])
+def test_set_outside_the_domain_is_rejected_before_any_data_load(
+        setting: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REPRO_EXPERIMENTS_DIR", raising=False)
+    monkeypatch.setenv("REPRO_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path / "no-data"))
+    monkeypatch.setenv("REPRO_OFFLINE", "1")
+    monkeypatch.delenv("REPRO_DATA_MIRROR", raising=False)
+    result = invoke("run", "dpfermi-fig-2", "--set", setting, "-q")
+    assert result.exit_code == 1
+    assert result.output.strip() == result.output.strip().splitlines()[-1]  # one line
+    assert f"--set {setting}: must be" in result.output and "dpfermi-fig-2" in result.output
+    assert "unavailable" not in result.output and not list((tmp_path / "results").glob("dpfermi-fig-2*"))
