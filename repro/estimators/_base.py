@@ -59,8 +59,9 @@ class FairClassifierBase(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         self.classes_, y01 = np.unique(y, return_inverse=True)
         if self.classes_.size != 2:
-            raise ValueError(f"{type(self).__name__} is a binary classifier: y must have exactly 2 classes; "
-                             f"got {self.classes_.size}. Recode the labels to two values.")
+            raise ValueError(f"Only binary classification is supported. {type(self).__name__} needs y with exactly "
+                             f"2 classes; got {self.classes_.size} class{'es' if self.classes_.size != 1 else ''}. "
+                             "Recode the labels to two values.")
         s = self._groups_fit(sensitive_features, X.shape[0], required)
         return X, y01.astype(np.int64), s
 
@@ -125,12 +126,15 @@ class LinearFairClassifierBase(FairClassifierBase):
 
     def decision_function(self, X, *, sensitive_features=None) -> np.ndarray:
         """w·x + b (the log-odds of ``classes_[1]``)."""
-        return self.model_.decision(self._design(X, sensitive_features))
+        X = self._design(X, sensitive_features)
+        return self.model_.decision(X)
 
     def predict_proba(self, X, *, sensitive_features=None) -> np.ndarray:
         """(n, 2) probabilities of ``classes_``: σ(w·x + b) for ``classes_[1]``."""
-        return self._proba_from_positive(self.model_.predict_proba(self._design(X, sensitive_features)))
+        X = self._design(X, sensitive_features)
+        return self._proba_from_positive(self.model_.predict_proba(X))
 
     def predict(self, X, *, sensitive_features=None) -> np.ndarray:
         """Labels from ``classes_``: the learner's 1[w·x + b > 0]."""
-        return self.classes_[self.model_.predict(self._design(X, sensitive_features)).astype(np.int64)]
+        X = self._design(X, sensitive_features)
+        return self.classes_[self.model_.predict(X).astype(np.int64)]

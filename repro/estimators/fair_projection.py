@@ -42,7 +42,7 @@ class FairProjectionClassifier(FairClassifierBase):
     The groups must appear in ``predict`` too (the constraint matrix G(x) of a point uses its group).
     ``predict`` and ``predict_proba`` jitter G from the generator state saved at the end of ``fit``, so
     repeated calls agree (the first equals the study's draw). Fitted: ``estimator_``, ``lam_`` (dual
-    solution), ``admm_``, ``p_ys_`` (training P(Y, S)), ``privacy_guarantee_`` (non-private).
+    solution), ``admm_``, ``n_iter_``, ``p_ys_`` (training P(Y, S)), ``privacy_guarantee_`` (non-private).
     """
 
     _predict_needs_groups = True
@@ -72,6 +72,7 @@ class FairProjectionClassifier(FairClassifierBase):
         self.admm_ = fp.admm(G, probs, divergence=self.divergence, max_iter=int(self.max_iter),
                              reg=self.reg, tol=float(self.tol))
         self.lam_ = self.admm_.lam
+        self.n_iter_ = self.admm_.iterations
         self.train_violation_ = fp.constraint_violation(G, fp.predict_projected(probs, G, self.lam_, self.divergence))
         self._predict_rng_state_ = copy.deepcopy(rng.bit_generator.state)
         self._predict_bit_generator_ = type(rng.bit_generator)

@@ -140,8 +140,10 @@ class LDPLightGBMClassifier(FairClassifierBase):
 
     def predict_proba(self, X, *, sensitive_features=None) -> np.ndarray:
         """(n, 2) LightGBM probabilities on [X, one-hot of the true attribute]."""
-        return self.model_.predict_proba(self._design(X, sensitive_features))
+        X = self._design(X, sensitive_features)
+        return self.model_.predict_proba(X)
 
     def predict(self, X, *, sensitive_features=None) -> np.ndarray:
         """LightGBM's labels (as the study: ``model.predict``), mapped to ``classes_``."""
-        return self.classes_[self.model_.predict(self._design(X, sensitive_features)).astype(np.int64)]
+        X = self._design(X, sensitive_features)
+        return self.classes_[self.model_.predict(X).astype(np.int64)]
