@@ -61,7 +61,7 @@ class Tran2021aClassifier(LinearFairClassifierBase):
         self.clip_norm = clip_norm
         self.random_state = random_state
 
-    def fit(self, X, y, *, sensitive_features) -> Tran2021aClassifier:
+    def fit(self, X, y, *, sensitive_features=None) -> Tran2021aClassifier:
         """Train one DP-SGD model with penalty weight ``gamma``."""
         eps = _check_eps(self.epsilon)
         X, y, s = self._fit_inputs(X, y, sensitive_features)
@@ -103,7 +103,7 @@ class PFLDClassifier(LinearFairClassifierBase):
         self.dual_share = dual_share
         self.random_state = random_state
 
-    def fit(self, X, y, *, sensitive_features) -> PFLDClassifier:
+    def fit(self, X, y, *, sensitive_features=None) -> PFLDClassifier:
         """Train PF-LD on (X, y) with groups ``sensitive_features``."""
         eps = _check_eps(self.epsilon)
         X, y, s = self._fit_inputs(X, y, sensitive_features)
@@ -152,7 +152,7 @@ class Jagielski2019Classifier(FairClassifierBase):
         self.slack = slack
         self.random_state = random_state
 
-    def fit(self, X, y, *, sensitive_features) -> Jagielski2019Classifier:
+    def fit(self, X, y, *, sensitive_features=None) -> Jagielski2019Classifier:
         """Run the private reductions game on (X, y, s)."""
         eps = _check_eps(self.epsilon)
         X, y, s = self._fit_inputs(X, y, sensitive_features)

@@ -107,7 +107,7 @@ class DPFermiClassifier(LinearFairClassifierBase):
         if not float(self.epsilon) > 0:
             raise InvalidParameterError(f"epsilon must be > 0 (math.inf for none); got {self.epsilon}.")
 
-    def fit(self, X, y, *, sensitive_features) -> DPFermiClassifier:
+    def fit(self, X, y, *, sensitive_features=None) -> DPFermiClassifier:
         """Train on the non-sensitive features X, labels y and groups ``sensitive_features``."""
         self._check_params()
         X, y, s = self._fit_inputs(X, y, sensitive_features)

@@ -59,7 +59,7 @@ class FairProjectionClassifier(FairClassifierBase):
         self.reg = reg
         self.random_state = random_state
 
-    def fit(self, X, y, *, sensitive_features) -> FairProjectionClassifier:
+    def fit(self, X, y, *, sensitive_features=None) -> FairProjectionClassifier:
         """Fit the base model on (X, y), then solve the projection's dual on the same points."""
         X, y, s = self._fit_inputs(X, y, sensitive_features)
         base = GradientBoostingClassifier(random_state=42) if self.estimator is None else self.estimator

@@ -90,7 +90,7 @@ class LDPLightGBMClassifier(FairClassifierBase):
         zeta = 1.0 if self.zeta == "one" else min(1.0, zeta_min(p, eps) + 1e-6)
         return optimal_nonbinary_matrix(p, p1, eps, zeta=zeta).matrix
 
-    def fit(self, X, y, *, sensitive_features) -> LDPLightGBMClassifier:
+    def fit(self, X, y, *, sensitive_features=None) -> LDPLightGBMClassifier:
         """Perturb the attribute, append its encoding to X, fit LightGBM."""
         import lightgbm as lgb
 

@@ -65,7 +65,7 @@ class PrivatePostProcessingClassifier(FairClassifierBase):
         classes = getattr(est, "classes_", np.array([0, 1]))
         return (h == classes[1]).astype(np.int64)
 
-    def fit(self, X, y, *, sensitive_features) -> PrivatePostProcessingClassifier:
+    def fit(self, X, y, *, sensitive_features=None) -> PrivatePostProcessingClassifier:
         """Algorithm 2 steps 1–4 on the post-processing set (X, s); ``y`` only fixes ``classes_``."""
         if self.estimator is None:
             raise InvalidParameterError("PrivatePostProcessingClassifier needs estimator=<a fitted classifier>.")
