@@ -22,3 +22,17 @@ def test_the_documented_three_lines_run_and_give_a_guarantee():
     clf = namespace["clf"]
     assert clf.predict(X[:20]).shape == (20,)
     assert clf.privacy_guarantee_.describe().startswith("ε = 1 ")
+
+
+def test_repro_exposes_the_estimators_lazily():
+    """``import repro`` loads neither the estimators nor scikit-learn; ``repro.DPFermiClassifier`` does."""
+    import subprocess
+    import sys
+
+    code = ("import sys, repro; before = 'repro.estimators' in sys.modules or 'sklearn' in sys.modules; "
+            "from repro.estimators import __all__ as names; "
+            "assert all(getattr(repro, n) is getattr(repro.estimators, n) for n in names); "
+            "assert set(names) == set(repro._ESTIMATORS); print(before)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).parents[2])
+    assert out.stdout.strip() == "False"
