@@ -31,7 +31,7 @@ from repro.learners.dp_fermi import (
 )
 from repro.learners.dp_sgd import train_dp_sgd_logistic
 from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_epsilon, opacus_sampling
-from repro.privacy.dpfermi_noise import group_floor, theorem33_noise
+from repro.privacy.dpfermi_noise import group_floor, theorem33_noise, thesis_all_feature_noise
 from repro.privacy.ldp_mechanisms import grr_matrix, optimal_binary_matrix, perturb, subset_selection
 
 
@@ -85,6 +85,7 @@ def test_dp_sgd_then_algorithm2_equals_the_part1_study_sequence():
 
 
 def test_dp_fermi_reference_equals_the_engine_with_the_studys_config():
+    """tradeoff_figures (Theorem 3.3(a) noise, δ = 1/n², the privileged group's trace term)."""
     X, y, s = _data()
     n, B, epochs, eps = X.shape[0], 64, 2, 1.0
     est = DPFermiClassifier(variant="reference", epsilon=eps, lam=0.5, epochs=epochs, batch_size=B,
@@ -99,6 +100,23 @@ def test_dp_fermi_reference_equals_the_engine_with_the_studys_config():
     res = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(5))
     np.testing.assert_array_equal(est.coef_[0], res.model.w)
     np.testing.assert_array_equal(est.predict(X), res.model.predict(X))
+
+
+def test_dp_fermi_reference_equals_the_thesis_part1_call():
+    """part1_tables._run_fermi: the thesis's all-feature noise, δ = 1e-5, the group named in the file."""
+    X, y, s = _data()
+    n, B, epochs, eps = X.shape[0], 64, 2, 3.0
+    est = DPFermiClassifier(variant="reference", epsilon=eps, delta=1e-5, lam=0.3, epochs=epochs, batch_size=B,
+                            noise_scope="all", code_group=1, clip_norm=5.0, w_radius=5.0,
+                            random_state=6).fit(X, y, sensitive_features=s)
+    sigma_theta, sigma_w = thesis_all_feature_noise(n, epochs * math.ceil(n / B), group_floor(s), eps, 1e-5,
+                                                    w_radius=5.0, lipschitz=5.0)
+    cfg = REFERENCE.with_(lam=0.3, epochs=epochs, batch_size=B, sigma_theta=sigma_theta, sigma_w=sigma_w,
+                          code_group=1, clip_norm=5.0, w_radius=5.0)
+    assert est.config_ == cfg
+    res = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(6))
+    np.testing.assert_array_equal(est.coef_[0], res.model.w)
+    assert est.privacy_guarantee_.label == "nominal" and est.privacy_guarantee_.protects.startswith("every feature")
 
 
 @pytest.mark.parametrize("variant, engine", [("strict", STRICT_SENSITIVE), ("strict-all", STRICT_ALL_FEATURES)])

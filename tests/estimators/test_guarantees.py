@@ -141,3 +141,18 @@ def test_predict_rejects_groups_unseen_in_fit():
         base.predict(X, sensitive_features=s + 5)
     with pytest.raises(ValueError, match="predict needs sensitive_features"):
         base.predict(X)
+
+
+def test_pf_ld_and_jagielski_report_their_accountants_epsilon_for_the_fit():
+    from repro.estimators import Jagielski2019Classifier, PFLDClassifier
+    from repro.privacy.accounting import epsilon as accountant_epsilon
+
+    X, y, s = _data(n=200)
+    pf = PFLDClassifier(epsilon=1.0, epochs=1, batch_size=100, random_state=0).fit(X, y, sensitive_features=s)
+    g = pf.privacy_guarantee_
+    assert g.label is Label.NOMINAL and 0.9 < g.epsilon <= 1.0 and g.delta == 1 / 200**2
+    jag = Jagielski2019Classifier(epsilon=1.0, rounds=2, learner_epochs=1, batch_size=100, random_state=0).fit(
+        X, y, sensitive_features=s)
+    g = jag.privacy_guarantee_
+    assert g.label is Label.PUBLIC_STATISTICS and "cell sizes" in g.caveat
+    assert g.epsilon == accountant_epsilon(jag.result_.event, 1 / 200**2) and g.epsilon <= 1.0
