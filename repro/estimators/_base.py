@@ -1,0 +1,140 @@
+"""What every estimator of :mod:`repro.estimators` shares: input validation, label and group coding,
+``random_state`` normalisation and the scikit-learn tags (issue 20, item 7).
+
+The learners take 0/1 labels, integer groups 0..k−1 and an explicit ``numpy.random.Generator``;
+this module turns scikit-learn inputs into exactly that, once per ``fit``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from repro.errors import InvalidParameterError
+
+__all__ = ["FairClassifierBase", "as_generator"]
+
+
+def as_generator(random_state: int | np.random.Generator | None) -> np.random.Generator:
+    """``random_state`` as a ``numpy.random.Generator``: an int seeds ``default_rng`` (PCG64 from a
+    ``SeedSequence``, as the runner's generators), a Generator is used as it is (its stream continues:
+    the way to reproduce a study's call with the trial's generator), None draws fresh OS entropy.
+    Never the global RNG."""
+    if random_state is None or isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state is not None and random_state < 0:
+            raise InvalidParameterError(f"random_state must be >= 0; got {random_state}.")
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    raise InvalidParameterError(
+        f"random_state must be an int, a numpy.random.Generator or None; got {type(random_state).__name__}.")
+
+
+class FairClassifierBase(ClassifierMixin, BaseEstimator):
+    """Binary classifier taking ``sensitive_features`` in ``fit`` (and ``predict`` where the model uses them).
+
+    Fitted attributes set here: ``classes_`` (the two labels), ``groups_`` (the sorted group values),
+    ``n_features_in_``.
+    """
+
+    #: whether ``predict`` / ``predict_proba`` need ``sensitive_features`` too
+    _predict_needs_groups = False
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.poor_score = True  # private models are noisy by design
+        tags.input_tags.sparse = False
+        return tags
+
+    # ------------------------------------------------------------------------------------------ fit side
+    def _fit_inputs(self, X, y, sensitive_features, *, required: bool = True
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(X float64, y coded 0/1, groups coded 0..k−1 or None) with one-line errors on bad input."""
+        X, y = validate_data(self, X, y, dtype=np.float64, reset=True)
+        check_classification_targets(y)
+        self.classes_, y01 = np.unique(y, return_inverse=True)
+        if self.classes_.size != 2:
+            raise ValueError(f"Only binary classification is supported. {type(self).__name__} needs y with exactly "
+                             f"2 classes; got {self.classes_.size} class{'es' if self.classes_.size != 1 else ''}. "
+                             "Recode the labels to two values.")
+        s = self._groups_fit(sensitive_features, X.shape[0], required)
+        return X, y01.astype(np.int64), s
+
+    def _groups_fit(self, sensitive_features, n: int, required: bool) -> np.ndarray | None:
+        if sensitive_features is None:
+            if required:
+                raise ValueError(f"{type(self).__name__}.fit needs sensitive_features: pass "
+                                 "sensitive_features=s, one group label per row of X.")
+            self.groups_ = None
+            return None
+        s = column_or_1d(np.asarray(sensitive_features), warn=True)
+        if s.shape[0] != n:
+            raise ValueError(f"sensitive_features has {s.shape[0]} rows but X has {n}; pass one group per row.")
+        self.groups_, codes = np.unique(s, return_inverse=True)
+        if self.groups_.size < 2:
+            raise ValueError("sensitive_features must contain at least 2 groups; got 1. "
+                             "Fairness needs a comparison between groups.")
+        return codes.astype(np.int64)
+
+    # ------------------------------------------------------------------------------------------ predict side
+    def _predict_inputs(self, X, sensitive_features) -> tuple[np.ndarray, np.ndarray | None]:
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if not self._predict_needs_groups:
+            return X, None
+        if sensitive_features is None:
+            raise ValueError(f"{type(self).__name__}.predict needs sensitive_features (the model uses the group); "
+                             "pass sensitive_features=s, one group per row of X.")
+        s = column_or_1d(np.asarray(sensitive_features), warn=True)
+        if s.shape[0] != X.shape[0]:
+            raise ValueError(f"sensitive_features has {s.shape[0]} rows but X has {X.shape[0]}.")
+        codes = np.searchsorted(self.groups_, s)
+        codes = np.clip(codes, 0, self.groups_.size - 1)
+        if not np.array_equal(self.groups_[codes], s):
+            unseen = sorted(set(np.asarray(s).tolist()) - set(self.groups_.tolist()))
+            raise ValueError(f"sensitive_features has groups not seen in fit: {unseen[:5]}; "
+                             f"fit saw {self.groups_.tolist()}.")
+        return X, codes.astype(np.int64)
+
+    def _proba_from_positive(self, p1: np.ndarray) -> np.ndarray:
+        p1 = np.asarray(p1, dtype=np.float64)
+        return np.column_stack([1.0 - p1, p1])
+
+    def predict(self, X, *, sensitive_features=None) -> np.ndarray:
+        """Labels (from ``classes_``): the more probable class of :meth:`predict_proba`."""
+        proba = self.predict_proba(X, sensitive_features=sensitive_features)
+        return self.classes_[(proba[:, 1] > 0.5).astype(np.int64)]
+
+
+class LinearFairClassifierBase(FairClassifierBase):
+    """A fitted logistic model ``model_`` (:class:`repro.learners.logistic.LogisticModel`) exposed as
+    ``coef_`` (1, d) / ``intercept_`` (1,); predictions are the learner's own (1[w·x + b > 0])."""
+
+    def _set_model(self, model) -> None:
+        self.model_ = model
+        self.coef_ = np.asarray(model.w, dtype=np.float64).reshape(1, -1)
+        self.intercept_ = np.array([float(model.b)])
+
+    def _design(self, X, sensitive_features) -> np.ndarray:
+        X, _ = self._predict_inputs(X, sensitive_features)
+        return X
+
+    def decision_function(self, X, *, sensitive_features=None) -> np.ndarray:
+        """w·x + b (the log-odds of ``classes_[1]``)."""
+        X = self._design(X, sensitive_features)
+        return self.model_.decision(X)
+
+    def predict_proba(self, X, *, sensitive_features=None) -> np.ndarray:
+        """(n, 2) probabilities of ``classes_``: σ(w·x + b) for ``classes_[1]``."""
+        X = self._design(X, sensitive_features)
+        return self._proba_from_positive(self.model_.predict_proba(X))
+
+    def predict(self, X, *, sensitive_features=None) -> np.ndarray:
+        """Labels from ``classes_``: the learner's 1[w·x + b > 0]."""
+        X = self._design(X, sensitive_features)
+        return self.classes_[self.model_.predict(X).astype(np.int64)]
