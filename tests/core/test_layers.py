@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).parents[2] / "repro"
-ALGORITHMS = ("datasets", "privacy", "fairness", "learners", "bandits", "theory")
+ALGORITHMS = ("datasets", "privacy", "fairness", "learners", "bandits", "theory", "estimators")
 MACHINE = ("repro.engine", "repro.cli", "repro.audit")
 
 
