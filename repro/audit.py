@@ -41,7 +41,7 @@ from repro.learners.dp_fermi import (
     STRICT_ALL_FEATURES,
     STRICT_SENSITIVE,
     DPFermiConfig,
-    accounted_sampling_probability,
+    calibrate_privacy,
     train_dp_fermi,
 )
 from repro.learners.dp_sgd import train_dp_sgd_logistic
@@ -244,7 +244,7 @@ def old_defect1_sampling_probability(config: DPFermiConfig, q: float) -> float:
 
 def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, epsilon: float = 1.0, n: int = 20,
                           batch_size: int = 2, epochs: int = 3, lam: float = 0.01, alpha: float = 0.05,
-                          sampling_rule: Callable[[DPFermiConfig, float], float] = accounted_sampling_probability,
+                          sampling_rule: Callable[[DPFermiConfig, float], float] | None = None,
                           ) -> AuditResult:
     """DP-FERMI ``strict`` (STRICT_SENSITIVE, spec seed-004 §4.4) under replace-one of the canary's s (0 ↔ 1).
 
@@ -259,14 +259,15 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, epsilon: float
     so the canary's own p̂_S and the noise levels are the same on D and D′ (P̂_S public caveat).
 
     Calibration as ``repro.studies.dpfermi.tradeoff_figures``: (q, T) = opacus_sampling(n, B, epochs),
-    z = calibrate_noise_multiplier(ε, δ = 1/n², sampling_rule(config, q), T). ``sampling_rule`` =
-    :func:`old_defect1_sampling_probability` reproduces defect 1 (test-only).
+    z = calibrate_privacy(config, ε, δ = 1/n², q, T) (the exact strict accountant). ``sampling_rule`` =
+    :func:`old_defect1_sampling_probability` calibrates DP-SGD at that q instead: defect 1 (test-only).
     """
     delta = 1.0 / n**2
     q, T = opacus_sampling(n, batch_size, epochs)
     cfg0 = STRICT_SENSITIVE.with_(lam=lam, batch_size=batch_size, epochs=epochs, w_init="normal",
                                   lr_theta=0.1, lr_w=1e-3)
-    z = calibrate_noise_multiplier(epsilon, delta, sampling_rule(cfg0, q), T)
+    z = (calibrate_privacy(cfg0, epsilon, delta, q, T) if sampling_rule is None
+         else calibrate_noise_multiplier(epsilon, delta, sampling_rule(cfg0, q), T))
     cfg = cfg0.with_(noise_multiplier=z)
     X, y, s0 = _fermi_canary_data(n, 3, 3.0)
     s1 = s0.copy()
@@ -327,11 +328,12 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, epsilon: float
         return stat
 
     out_d, out_d1 = llr(s0), llr(s1)
-    name = "dp-fermi-strict" if sampling_rule is accounted_sampling_probability else "dp-fermi-strict[old-defect-1]"
+    name = "dp-fermi-strict" if sampling_rule is None else "dp-fermi-strict[old-defect-1]"
     return AuditResult(name, epsilon, delta, threshold_audit(out_d, out_d1, delta, alpha), 1 - alpha, runs,
                        label=PUBLIC_STATISTICS,
                        note=f"replace-one s of a canary with unclipped part; z={z:.3f}, q={q:.3g}, T={T}, "
-                            f"accounted q={sampling_rule(cfg0, q):.3g}")
+                            + ("exact strict accountant" if sampling_rule is None
+                               else f"accounted q={sampling_rule(cfg0, q):.3g}"))
 
 
 def audit_dp_fermi_strict_all(runs: int, rng: np.random.Generator, *, epsilon: float = 1.0, n: int = 21,
@@ -348,7 +350,7 @@ def audit_dp_fermi_strict_all(runs: int, rng: np.random.Generator, *, epsilon: f
     if (q, T) != opacus_sampling(n + 1, batch_size, epochs) or int(n * q) != int((n + 1) * q):
         raise InvalidParameterError(f"n = {n} and n + 1 give different (q, T, divisor) at batch size {batch_size}.")
     delta = 1.0 / n**2
-    z = calibrate_noise_multiplier(epsilon, delta, accounted_sampling_probability(STRICT_ALL_FEATURES, q), T)
+    z = calibrate_privacy(STRICT_ALL_FEATURES, epsilon, delta, q, T)
     cfg = STRICT_ALL_FEATURES.with_(lam=lam, batch_size=batch_size, epochs=epochs, noise_multiplier=z,
                                     lr_theta=0.1, lr_w=0.01)
     X0 = np.zeros((n, d))

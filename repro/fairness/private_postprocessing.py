@@ -20,8 +20,10 @@ import numpy as np
 
 from repro.errors import InvalidParameterError
 from repro.privacy.accounting import laplace_event
+from repro.privacy.guarantee import Guarantee, Label, Neighbouring
 
 __all__ = [
+    "guarantee",
     "FairRule",
     "fair_rule",
     "algorithm1",
@@ -33,6 +35,16 @@ __all__ = [
     "theorem8_sp_bound",
     "proposition9_sp_bound",
 ]
+
+
+def guarantee(eps0: float, eps1: float) -> Guarantee:
+    """Steps 1–2 of Algorithm 2 (spec seed-003 §2.4): Lap(1/(n_a ε_a)) on each group's positive rate, basic
+    composition ε₀ + ε₁ (pure DP). Public-statistics caveat: the scales use the group sizes n₀, n₁ as fixed
+    (a record added, removed or moved between groups changes them)."""
+    return Guarantee(eps0 + eps1, 0.0, Label.PUBLIC_STATISTICS, Neighbouring.ADD_OR_REMOVE_ONE,
+                     protects="the classifier outputs and groups of the post-processing split",
+                     caveat="group sizes n0, n1 of the post-processing split treated as public",
+                     accountant="Laplace mechanism, basic composition")
 
 
 def _check_rate(name: str, v: float) -> float:

@@ -61,11 +61,10 @@ Privacy modes (the noise sits in the config, the accounting in the caller):
   1/z. Changing s_i keeps the record in or out of the batch, but its non-sensitive part c (∇ℓ_i and the
   W-norm term, not clipped) enters the same noisy sum, so one step is the pair
   (1−q)N(0) + qN(c + a) vs (1−q)N(0) + qN(c + b). For c ≠ 0 this is NOT dominated by the add/remove
-  subsampled Gaussian (a large c tells whether the record was sampled; issue 14, defect 1), so we
-  account it without amplification by subsampling: by joint convexity of the hockey-stick divergence
-  each step is dominated by the Gaussian mechanism N(a) vs N(b) (noise multiplier z for the joint
-  shift), and the run is T compositions of it (:func:`accounted_sampling_probability` = 1, event
-  ``dp_sgd_event(z, 1, T)``); checked numerically against the PLD of the true pair in the tests.
+  subsampled Gaussian (a large c tells whether the record was sampled; issue 14, defect 1). It is
+  dominated by the pair that also reveals the sampling bit, whose T-fold composition is accounted exactly
+  by :mod:`repro.privacy.strict_accountant` (event :class:`~repro.privacy.strict_accountant.StrictEvent`;
+  issue 21, item 2); checked numerically against the PLD of the true pair for large c in the tests.
   P̂_S is treated as public (spec §5 caveat 3; ours): *public-statistics caveat*.
 
 Training many models at once (:func:`train_dp_fermi_batch`): configurations that differ only in
@@ -88,10 +87,12 @@ from scipy.special import expit
 
 from repro.errors import InvalidParameterError
 from repro.learners.logistic import LogisticModel, SoftmaxModel, torch_linear_init
-from repro.privacy.accounting import dp_sgd_event, opacus_sampling
+from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_event, opacus_sampling
+from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
+from repro.privacy.strict_accountant import ACCOUNTANT_NAME, StrictEvent, calibrate_strict_noise_multiplier
 
 __all__ = ["DPFermiConfig", "DPFermiResult", "train_dp_fermi", "train_dp_fermi_batch",
-           "ermi", "REFERENCE", "accounted_sampling_probability",
+           "ermi", "REFERENCE", "privacy_event", "calibrate_privacy", "accountant_name", "guarantee",
            "STRICT_ALL_FEATURES", "STRICT_SENSITIVE", "PER_MODEL_FIELDS"]
 
 _CHOICES = {
@@ -191,14 +192,58 @@ STRICT_SENSITIVE = DPFermiConfig(
     theta_noise_scale="lambda", w_noise_scale="one", eo_weighting="label_prior")
 
 
-def accounted_sampling_probability(config: DPFermiConfig, q: float) -> float:
-    """Sampling probability the accountant may use for this privacy mode (issue 14, defect 1).
+def privacy_event(config: DPFermiConfig, noise_multiplier: float, q: float, steps: int):
+    """The accounted event of an accountant-calibrated mode (None for the others or z = 0).
 
-    ``per_sample``: q (add/remove, the whole per-record contribution is clipped). ``sensitive``: 1 — the
-    unclipped non-sensitive part of a record breaks amplification by subsampling for replace-one-attribute
-    (module docstring). Spec: §4.4 "Strict-DP mode".
+    ``per_sample``: the add/remove Poisson-subsampled Gaussian (the whole per-record contribution is
+    clipped), a ``dp_accounting`` event. ``sensitive``: :class:`~repro.privacy.strict_accountant.StrictEvent`
+    — the unclipped non-sensitive part of a record breaks amplification by subsampling, so the exact
+    accountant of that mechanism is used (module docstring). Both are read by
+    :func:`repro.privacy.accounting.epsilon`. Spec: §4.4 "Strict-DP mode".
     """
-    return 1.0 if config.theta_clip == "sensitive" else float(q)
+    if not config.per_sample_privacy or noise_multiplier <= 0:
+        return None
+    if config.theta_clip == "sensitive":
+        return StrictEvent(float(noise_multiplier), float(q), int(steps))
+    return dp_sgd_event(noise_multiplier, q, steps)
+
+
+def calibrate_privacy(config: DPFermiConfig, epsilon: float, delta: float, q: float, steps: int) -> float:
+    """Smallest noise multiplier z whose :func:`privacy_event` has ε ≤ ``epsilon`` at ``delta``."""
+    if config.theta_clip == "sensitive":
+        return calibrate_strict_noise_multiplier(float(epsilon), float(q), int(steps), float(delta))
+    if config.theta_clip == "per_sample":
+        return calibrate_noise_multiplier(float(epsilon), float(delta), float(q), int(steps))
+    raise InvalidParameterError(
+        f"theta_clip={config.theta_clip!r} is not accountant-calibrated; use 'per_sample' or 'sensitive'.")
+
+
+def accountant_name(config: DPFermiConfig) -> str:
+    """How :func:`privacy_event` is accounted (recorded in the results)."""
+    if config.theta_clip == "sensitive":
+        return ACCOUNTANT_NAME
+    return "PLD (dp_accounting), Poisson-subsampled Gaussian" if config.per_sample_privacy else "none"
+
+
+def guarantee(config: DPFermiConfig, epsilon: float, delta: float) -> Guarantee:
+    """What a DP-FERMI run of this privacy mode promises at its stated (ε, δ) (module docstring, spec §4.4, §5).
+
+    ``none``/``batch`` (the authors' code path): *nominal* (Theorem 3.3's formula; the θ and W blocks are
+    calibrated alone, the Lipschitz bound is not enforced per sample). ``sensitive`` (strict): replace one
+    record's sensitive attribute, exact strict accountant; ``per_sample`` (strict-all): add/remove one record,
+    PLD. Both strict modes treat P̂_S and the feature standardisation as public."""
+    if config.theta_clip == "sensitive":
+        return Guarantee(epsilon, delta, Label.PUBLIC_STATISTICS, Neighbouring.REPLACE_SENSITIVE_ATTRIBUTE,
+                         protects="the sensitive attribute", accountant=ACCOUNTANT_NAME,
+                         caveat=f"P-hat_S (group proportions) treated as public; {STANDARDISED_FEATURES}")
+    if config.theta_clip == "per_sample":
+        return Guarantee(epsilon, delta, Label.PUBLIC_STATISTICS, Neighbouring.ADD_OR_REMOVE_ONE,
+                         accountant=accountant_name(config),
+                         caveat=f"P-hat_S (group proportions) treated as public; {STANDARDISED_FEATURES}")
+    return Guarantee(epsilon, delta, Label.NOMINAL, Neighbouring.REPLACE_SENSITIVE_ATTRIBUTE,
+                     protects="the sensitive attribute", accountant="paper formula (Theorem 3.3)",
+                     caveat="Theorem 3.3's noise per block, never composed; the Lipschitz bound is not enforced "
+                            "per sample (batch-gradient clip)")
 
 
 @dataclass(frozen=True)
@@ -217,8 +262,7 @@ class DPFermiResult:
         c = self.config
         if not c.per_sample_privacy or c.noise_multiplier <= 0 or self.sampling_probability is None:
             return None
-        return dp_sgd_event(c.noise_multiplier, accounted_sampling_probability(c, self.sampling_probability),
-                            self.steps)
+        return privacy_event(c, c.noise_multiplier, self.sampling_probability, self.steps)
 
 
 def ermi(prob: np.ndarray, s: np.ndarray, k: int | None = None) -> float:

@@ -10,8 +10,9 @@ Semantics are those of :func:`repro.learners.dp_fermi.train_dp_fermi` with ``hea
 ``ermi_form="full"``, ``fairness="dp"`` and ``theta_clip`` ``none``/``batch`` (the ``reference`` path) or
 ``sensitive`` with Poisson sampling (the ``strict`` mode, spec §4.4: the s-dependent θ part of each sample,
 ∇_θ 2 isp[s_i] Σ_j W_{s_i,j} f_ij, is clipped to ``clip_norm`` using per-sample gradients from ``jax.vmap``,
-noise λ·√2·z·2C on θ and √2·z·Δ_W on W, sums divided by the expected batch size; the all-features
-``per_sample`` mode is not implemented). Per step of the reference path, on the batch B:
+noise λ·√2·z·2C on θ and √2·z·Δ_W on W, sums divided by the expected batch size; accounted like the numpy
+engine's by the exact strict accountant (:mod:`repro.privacy.strict_accountant`), not by add/remove
+amplification by subsampling, because each record's unclipped loss and W-norm part enters every noisy sum; the all-features ``per_sample`` mode is not implemented). Per step of the reference path, on the batch B:
 
     objective(θ, W) = mean_B CE(F_θ(x), y) + λ · mean_B ψ̂_i(θ, W),
     ψ̂_i = −Σ_j f_j ‖W_{:,j}‖² + (2/√p̂_S(s_i)) Σ_j W_{s_i,j} f_j − 1,       f = softmax(model_θ(x_i))
@@ -49,8 +50,14 @@ from typing import Any
 import numpy as np
 
 from repro.errors import InvalidParameterError, MissingExtraError
-from repro.learners.dp_fermi import DPFermiConfig, _batch_indices, _init_theta, _w_sensitivity
-from repro.privacy.accounting import dp_sgd_event, opacus_sampling
+from repro.learners.dp_fermi import (
+    DPFermiConfig,
+    _batch_indices,
+    _init_theta,
+    _w_sensitivity,
+    privacy_event,
+)
+from repro.privacy.accounting import opacus_sampling
 
 try:
     import jax
@@ -182,11 +189,14 @@ class CnnResult:
 
     @property
     def event(self):
-        """The DP-SGD event (z, q, T) of a ``sensitive`` run (None otherwise), as the numpy engine's."""
+        """The accounted event of a ``sensitive`` run (None otherwise): the numpy engine's
+        :attr:`repro.learners.dp_fermi.DPFermiResult.event` for the same config, the exact strict accountant's
+        :class:`~repro.privacy.strict_accountant.StrictEvent` (no add/remove amplification by subsampling: each
+        record's unclipped part enters every noisy sum; issue 21, items 1–2)."""
         c = self.config
         if c.theta_clip != "sensitive" or c.noise_multiplier <= 0 or self.sampling_probability is None:
             return None
-        return dp_sgd_event(c.noise_multiplier, self.sampling_probability, self.steps)
+        return privacy_event(c, c.noise_multiplier, self.sampling_probability, self.steps)
 
 
 def select_device(device: str = "auto"):

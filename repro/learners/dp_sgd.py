@@ -20,8 +20,17 @@ from repro.errors import InvalidParameterError
 from repro.learners.logistic import LogisticModel, sigmoid, torch_linear_init
 from repro.privacy.accounting import dp_sgd_event, opacus_sampling
 from repro.privacy.dp_sgd import clip_factors, poisson_batch
+from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
 
-__all__ = ["DPSGDResult", "private_gradient", "train_dp_sgd_logistic"]
+__all__ = ["DPSGDResult", "private_gradient", "train_dp_sgd_logistic", "guarantee"]
+
+
+def guarantee(epsilon: float, delta: float) -> Guarantee:
+    """What a DP-SGD run calibrated to (ε, δ) promises: add/remove one record, every feature and the label,
+    PLD accountant of the Poisson-subsampled Gaussian (spec seed-003 §3.2). Public-statistics caveat: the
+    features it sees are standardised with the training rows' statistics (issue 21)."""
+    return Guarantee(epsilon, delta, Label.PUBLIC_STATISTICS, Neighbouring.ADD_OR_REMOVE_ONE,
+                     caveat=STANDARDISED_FEATURES, accountant="PLD (dp_accounting), Poisson-subsampled Gaussian")
 
 
 @dataclass(frozen=True)

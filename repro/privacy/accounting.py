@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import dp_accounting as dpa
 from dp_accounting import pld, rdp
 
 from repro.errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    from repro.privacy.strict_accountant import StrictEvent
 
 __all__ = [
     "ACCOUNTED",
@@ -90,9 +93,16 @@ def _accountant(kind: Accountant, discretization: float = _PLD_DISCRETIZATION) -
     raise InvalidParameterError(f"accountant must be 'pld' or 'rdp'; got {kind!r}.")
 
 
-def epsilon(event: dpa.DpEvent, delta: float, *, accountant: Accountant = "pld") -> float:
-    """ε at ``delta`` of ``event`` under the chosen accountant (add/remove adjacency)."""
+def epsilon(event: dpa.DpEvent | StrictEvent, delta: float, *, accountant: Accountant = "pld") -> float:
+    """ε at ``delta`` of ``event`` under the chosen accountant (add/remove adjacency).
+
+    A :class:`repro.privacy.strict_accountant.StrictEvent` (DP-FERMI ``strict``) is accounted exactly by its
+    own closed form whatever ``accountant`` says (no ``dp_accounting`` event describes it)."""
     _check_eps_delta(None, delta)
+    from repro.privacy.strict_accountant import StrictEvent
+
+    if isinstance(event, StrictEvent):
+        return event.epsilon(delta)
     acc = _accountant(accountant)
     acc.compose(event)
     return float(acc.get_epsilon(delta))

@@ -24,7 +24,7 @@ import enum
 import math
 from dataclasses import dataclass, replace
 
-__all__ = ["Guarantee", "Label", "Neighbouring", "NON_PRIVATE"]
+__all__ = ["Guarantee", "Label", "Neighbouring", "NON_PRIVATE", "compose", "STANDARDISED_FEATURES"]
 
 
 class Label(enum.StrEnum):
@@ -101,3 +101,30 @@ class Guarantee:
 
 
 NON_PRIVATE = Guarantee(math.inf, 0.0, Label.NON_PRIVATE, Neighbouring.NONE, protects="nothing")
+
+
+#: Caveat of every learner fed by :mod:`repro.datasets.tabular`: numeric features are standardised with the
+#: mean and std of the private training rows, which no accountant covers (issue 21, "Labelling gaps").
+STANDARDISED_FEATURES = "numeric features standardised with the training rows' mean and std (treated as public)"
+
+#: Weakest first: the label of a composition is the weakest of its parts.
+_ORDER = (Label.USER_DECLARED, Label.NOMINAL, Label.PUBLIC_STATISTICS, Label.ACCOUNTED, Label.NON_PRIVATE)
+
+
+def compose(*parts: Guarantee, relation: Neighbouring | None = None, protects: str | None = None) -> Guarantee:
+    """Basic composition: ε and δ add, the label is the weakest of the parts', caveats are joined.
+
+    Non-private parts contribute nothing. ``relation`` defaults to the first private part's (parts must
+    agree unless it is given)."""
+    private = [g for g in parts if g.label is not Label.NON_PRIVATE]
+    if not private:
+        return NON_PRIVATE
+    rel = relation or private[0].relation
+    if relation is None and any(g.relation is not rel for g in private):
+        raise ValueError("composed guarantees use different neighbouring relations; pass relation=")
+    label = min((g.label for g in private), key=_ORDER.index)
+    caveats = list(dict.fromkeys(g.caveat for g in private if g.caveat))
+    accountants = list(dict.fromkeys(g.accountant for g in private if g.accountant))
+    return Guarantee(sum(g.epsilon for g in private), min(sum(g.delta for g in private), 0.999999), label, rel,
+                     protects=protects or private[0].protects, caveat="; ".join(caveats),
+                     accountant=" + ".join(accountants))

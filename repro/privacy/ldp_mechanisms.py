@@ -20,8 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from repro.errors import InvalidParameterError
+from repro.privacy.guarantee import Guarantee, Label, Neighbouring
 
 __all__ = [
+    "guarantee",
     "OptimalMechanism",
     "grr_matrix",
     "ldp_epsilon",
@@ -36,6 +38,18 @@ __all__ = [
     "subset_selection_matrix",
     "zeta_min",
 ]
+
+
+def guarantee(epsilon: float, *, statistics: str = "") -> Guarantee:
+    """An ε-LDP perturbation matrix (each user's report; exact: :func:`ldp_epsilon` is the matrix's largest
+    log-ratio). ``statistics`` names data statistics the matrix was built from (the OPT matrices use the
+    group/label distribution): then the *public-statistics caveat* says which."""
+    if statistics:
+        return Guarantee(epsilon, 0.0, Label.PUBLIC_STATISTICS, Neighbouring.LOCAL, protects="each user's report",
+                         accountant="exact (largest log-ratio of the matrix)",
+                         caveat=f"the matrix is built from {statistics} (treated as public)")
+    return Guarantee(epsilon, 0.0, Label.ACCOUNTED, Neighbouring.LOCAL, protects="each user's report",
+                     accountant="exact (largest log-ratio of the matrix)")
 
 
 def _check_eps(epsilon: float) -> None:

@@ -1,31 +1,63 @@
-"""Exact accounting of DP-FERMI ``strict`` (issue 21, item 2).
+"""Exact accounting of DP-FERMI ``strict`` (issue 21, item 2; spec seed-004 §4.4 strict-DP mode).
 
-In ``strict`` each step adds Gaussian noise to a sum in which every *sampled* record enters with a
-clipped part and every record enters with an unclipped part (its loss and W-norm part), so the usual
-amplification by subsampling does not hold. Reveal to the adversary, at each step, whether the
-differing record was sampled (post-processing of a more informative view, so the bound stays valid
-for every unclipped part). Conditioned on that bit the step is, with probability q, a Gaussian
-mechanism of sensitivity 1/z (noise multiplier z) and otherwise two identical outputs. Over T steps
-the number K of steps in which the record was sampled is Binomial(T, q), and the composition of K
-Gaussian mechanisms of sensitivity 1/z is a Gaussian mechanism of sensitivity √K/z, so
+Mechanism. At each of T steps a record is in the batch with probability q (Poisson); the noisy sum gets
+each sampled record's s-dependent part (θ part clipped, W part bounded) and EVERY record's unclipped
+non-sensitive part c (its loss and W-norm gradient, independent of s). The neighbouring relation is
+replace-one sensitive attribute, so the record stays in the data and its sampling bit has the same law
+under both neighbours; but c can tell the adversary whether it was sampled, so add/remove amplification
+by subsampling does not apply (issue 14, defect 1).
+
+Derivation. Reveal to the adversary, at each step, whether the record was sampled (a more informative
+view; the true output is its post-processing, so the bound stays valid for every c). Given the bit the
+step is, with probability q, the Gaussian mechanism N(c + a, σ²) vs N(c + b, σ²) whose joint (θ, W)
+sensitivity/noise ratio is at most 1/z, i.e. dominated by N(0, 1) vs N(1/z, 1), and otherwise two
+identical outputs. So one step is dominated by the pair
+
+    P = (1 − q)·[0, ·] + q·[1, N(0, 1)],   Q = (1 − q)·[0, ·] + q·[1, N(1/z, 1)],
+
+and dominating pairs compose under adaptivity (Zhu, Dong & Wang, AISTATS 2022, Theorem 10). Over T steps
+the number K of sampled steps is Binomial(T, q), and K Gaussian mechanisms of ratio 1/z compose to one of
+ratio √K / z (Dong, Roth & Su, JRSS-B 2022, Corollary 2), so
 
     δ(ε) = Σ_K Binom(K; T, q) · δ_Gauss(ε; √K / z),
-    δ_Gauss(ε; μ) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)   (Balle & Wang 2018, Theorem 8).
+    δ_Gauss(ε; μ) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2),
 
-This is the closed form; the same quantity is built as a privacy-loss distribution with
-``dp_accounting`` in the tests. It is never larger than the q = 1 bound (T Gaussian mechanisms).
+the exact hockey-stick divergence of N(0, 1) vs N(μ, 1) (Balle & Wang, "Improving the Gaussian mechanism
+for differential privacy: analytical calibration and optimal denoising", ICML 2018, Theorem 8, with
+Δ/σ = μ). The mixture over K is exact because the bit sequence has the same law under P and Q.
+
+Checks (tests/privacy/test_strict_accountant.py): :func:`strict_pld` builds the same T-fold composition
+as a privacy-loss distribution from the two per-step probability mass functions with ``dp_accounting``
+and matches the closed form; the closed form never exceeds the q = 1 bound (T Gaussian compositions,
+the accounting used before, kept only as a test helper); at q = 1 it is the Gaussian mechanism of ratio
+√T / z; calibration inverts :func:`strict_epsilon`.
+
+Caveat: P̂_S (the group proportions in the noise scale and the W sensitivity) is treated as public, so a
+guarantee from this accountant carries the *public-statistics caveat*.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, special, stats
 
 from repro.errors import InvalidParameterError
 
-__all__ = ["strict_delta", "strict_epsilon", "calibrate_strict_noise_multiplier"]
+__all__ = [
+    "StrictEvent",
+    "strict_delta",
+    "strict_epsilon",
+    "calibrate_strict_noise_multiplier",
+    "strict_pld",
+    "ACCOUNTANT_NAME",
+]
+
+#: What the results record as the accountant of a strict run.
+ACCOUNTANT_NAME = "exact strict accountant (Binomial mixture of Gaussian mechanisms)"
 
 
 def _gauss_delta(eps: float, mu: np.ndarray) -> np.ndarray:
@@ -57,6 +89,7 @@ def strict_delta(epsilon: float, noise_multiplier: float, q: float, steps: int) 
     return float(np.sum(weights[keep] * _gauss_delta(epsilon, np.sqrt(k[keep]) / noise_multiplier)))
 
 
+@functools.lru_cache(maxsize=1024)
 def strict_epsilon(noise_multiplier: float, q: float, steps: int, delta: float) -> float:
     """Smallest ε with :func:`strict_delta` ≤ ``delta`` (bisection on the monotone δ(ε))."""
     _check(noise_multiplier, q, steps)
@@ -73,6 +106,7 @@ def strict_epsilon(noise_multiplier: float, q: float, steps: int, delta: float) 
                                  0.0, hi, xtol=1e-10, rtol=1e-10))
 
 
+@functools.lru_cache(maxsize=256)
 def calibrate_strict_noise_multiplier(target_epsilon: float, q: float, steps: int, delta: float) -> float:
     """Smallest noise multiplier z with :func:`strict_epsilon` ≤ ``target_epsilon``."""
     if not target_epsilon > 0 or not math.isfinite(target_epsilon):
@@ -88,3 +122,57 @@ def calibrate_strict_noise_multiplier(target_epsilon: float, q: float, steps: in
         if hi > 1e7:
             raise InvalidParameterError(f"no noise multiplier reaches epsilon {target_epsilon} at delta {delta}")
     return float(optimize.brentq(gap, lo, hi, xtol=1e-8, rtol=1e-10))
+
+
+@dataclass(frozen=True)
+class StrictEvent:
+    """The privacy event of a ``strict`` run: T steps at Poisson rate q with noise multiplier z, accounted by
+    :func:`strict_epsilon` (not a ``dp_accounting`` event: amplification by subsampling does not hold)."""
+
+    noise_multiplier: float
+    sampling_probability: float
+    steps: int
+
+    def epsilon(self, delta: float) -> float:
+        """ε at ``delta`` (exact, module docstring)."""
+        return strict_epsilon(float(self.noise_multiplier), float(self.sampling_probability), int(self.steps),
+                              float(delta))
+
+
+def strict_pld(noise_multiplier: float, q: float, steps: int, *, value_discretization_interval: float = 1e-3,
+               output_bin: float = 1e-3, tail: float = 12.0):
+    """The same T-fold composition as a ``dp_accounting`` privacy-loss distribution, built from the two
+    per-step probability mass functions of the revealed pair (module docstring): outcome ``"out"`` with
+    probability 1 − q on both sides, else the Gaussian output binned in width ``output_bin`` on
+    [−``tail``, 1/z + ``tail``] (end bins take the tails). Binning is post-processing, so this PLD can only
+    be below the exact one, by a discretisation error that shrinks with ``output_bin``; the PLD itself is
+    pessimistic in its loss grid (``value_discretization_interval``). For tests and cross-checks."""
+    from dp_accounting.pld import privacy_loss_distribution as pldlib
+
+    _check(noise_multiplier, q, steps)
+    mu = 1.0 / noise_multiplier
+    edges = np.arange(-tail, mu + tail + output_bin, output_bin)
+    edges[0], edges[-1] = -np.inf, np.inf
+    log_p = _log_bin_masses(edges, 0.0)
+    log_q = _log_bin_masses(edges, mu)
+    lower = {i: float(v) + math.log(q) for i, v in enumerate(log_p)}
+    upper = {i: float(v) + math.log(q) for i, v in enumerate(log_q)}
+    if q < 1:
+        lower["out"] = upper["out"] = math.log1p(-q)
+    one = pldlib.from_two_probability_mass_functions(
+        lower, upper, value_discretization_interval=value_discretization_interval)
+    return one.self_compose(int(steps))
+
+
+def _log_bin_masses(edges: np.ndarray, mean: float) -> np.ndarray:
+    """log P(X ∈ bin) of X ~ N(mean, 1) for the bins between ``edges`` (stable in both tails)."""
+    a, b = edges[:-1] - mean, edges[1:] - mean
+    with np.errstate(divide="ignore"):
+        return _log_bin_masses_ab(a, b)
+
+
+def _log_bin_masses_ab(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # upper tail: log(Φ(-a) − Φ(-b)); lower tail: log(Φ(b) − Φ(a)); pick the side with mass away from 0
+    lo = special.log_ndtr(b) + np.log1p(-np.exp(np.minimum(special.log_ndtr(a) - special.log_ndtr(b), -1e-300)))
+    hi = special.log_ndtr(-a) + np.log1p(-np.exp(np.minimum(special.log_ndtr(-b) - special.log_ndtr(-a), -1e-300)))
+    return np.where(a + b < 0, lo, hi)

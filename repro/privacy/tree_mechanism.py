@@ -26,8 +26,10 @@ import dp_accounting
 import numpy as np
 
 from repro.errors import InvalidParameterError
+from repro.privacy.guarantee import Guarantee, Label, Neighbouring
 
 __all__ = [
+    "guarantee",
     "TreeMechanism",
     "gaussian_tree_sigma",
     "nodes_per_prefix",
@@ -42,6 +44,17 @@ __all__ = [
     "zcdp_rho",
     "zcdp_to_dp_epsilon",
 ]
+
+
+def guarantee(epsilon: float, delta: float) -> Guarantee:
+    """Private-Fair-Greedy's regression statistics (tree mechanism at :func:`gaussian_tree_sigma`) at (ε, δ),
+    replace one user's context and reward (spec §3.2). Public-statistics caveat: σ is calibrated to L̃, the
+    data's largest ‖[x; y]‖, which is a statistic of the private data and is not enforced by clipping (issue 21;
+    ``repro.bandits.environments``, ``repro.bandits.policies``)."""
+    return Guarantee(epsilon, delta, Label.PUBLIC_STATISTICS, Neighbouring.REPLACE_ONE,
+                     protects="each user's context and reward", accountant="Gaussian tree mechanism (paper's sigma)",
+                     caveat="the norm bound L-tilde is the data's largest norm (treated as public), not enforced "
+                            "by clipping")
 
 
 def _check_eps_delta(epsilon: float, delta: float) -> None:

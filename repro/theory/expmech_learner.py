@@ -33,8 +33,10 @@ import numpy as np
 from scipy.special import logsumexp
 
 from repro.errors import InvalidParameterError
+from repro.privacy.guarantee import Guarantee, Label, Neighbouring
 
 __all__ = [
+    "guarantee",
     "ExactOutput",
     "threshold_class",
     "logistic_population",
@@ -50,6 +52,14 @@ __all__ = [
     "AuditResult",
     "audit_replace_one",
 ]
+
+
+def guarantee(epsilon: float, n: int) -> Guarantee:
+    """Theorem 2 of Cummings et al. (2019) for Algorithm 1 at ε: (2ε, δ)-DP with δ = e^{−√n}, replace one
+    record (spec §3.1; checked exactly on small universes by :func:`audit_replace_one`)."""
+    _check_eps(epsilon)
+    return Guarantee(2 * epsilon, math.exp(-math.sqrt(n)), Label.ACCOUNTED, Neighbouring.REPLACE_ONE,
+                     accountant="Theorem 2 (exponential mechanism with a private sensitivity bound)")
 
 
 # --------------------------------------------------------------------------- data and hypotheses

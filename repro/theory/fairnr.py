@@ -43,8 +43,10 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from repro.errors import InvalidParameterError
+from repro.privacy.guarantee import NON_PRIVATE, Guarantee, Label, Neighbouring
 
 __all__ = [
+    "guarantee",
     "MODES",
     "TypeData",
     "flip_labels",
@@ -70,6 +72,23 @@ __all__ = [
     "pure_composition_epsilon",
     "heterogeneous_composition_epsilon",
 ]
+
+
+def guarantee(mode: str, epsilon: float, delta: float) -> Guarantee:
+    """What a Private-FairNR run of ``mode`` promises at the target (ε, δ) (module docstring, spec §5.7).
+
+    ``corrected``: m·T + T exponential-mechanism steps at ε₀, replace one record, composed exactly (optimal
+    homogeneous composition): *accounted*. ``paper``: the paper's ε′ schedule, whose privacy proof has gaps
+    (spec §2 item 4): *nominal*. ``nonprivate``: none."""
+    if mode == "corrected":
+        return Guarantee(epsilon, delta, Label.ACCOUNTED, Neighbouring.REPLACE_ONE,
+                         accountant="optimal homogeneous composition of pure exponential-mechanism steps")
+    if mode == "paper":
+        return Guarantee(epsilon, delta, Label.NOMINAL, Neighbouring.REPLACE_ONE, accountant="paper formula (Eq. 2)",
+                         caveat="the paper's epsilon' schedule; its privacy proof has gaps (spec §2 item 4)")
+    if mode == "nonprivate":
+        return NON_PRIVATE
+    raise InvalidParameterError(f"mode must be one of {MODES}; got {mode!r}.")
 
 MODES = ("nonprivate", "paper", "corrected")
 

@@ -42,8 +42,17 @@ from repro.errors import InvalidParameterError
 from repro.learners.baselines._dpsgd import BatchedModels, cell_layout, train_batched_dp_sgd
 from repro.learners.baselines.tran_2021a import dp_sgd_noise
 from repro.privacy.accounting import dp_sgd_event
+from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
 
-__all__ = ["JagielskiResult", "train_jagielski_2019", "eo_cost_difference"]
+__all__ = ["JagielskiResult", "train_jagielski_2019", "eo_cost_difference", "guarantee"]
+
+
+def guarantee(epsilon: float, delta: float) -> Guarantee:
+    """Accounted by basic composition of the auditor's Laplace releases (ε/2) and the learner's DP-SGD
+    (PLD, ε/2, δ) w.r.t. all features, with two public statistics: the cell sizes and the standardisation."""
+    return Guarantee(epsilon, delta, Label.PUBLIC_STATISTICS, Neighbouring.ADD_OR_REMOVE_ONE,
+                     accountant="Laplace (basic composition) + PLD (dp_accounting)",
+                     caveat=f"cell sizes (group × label counts) treated as public; {STANDARDISED_FEATURES}")
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,19 @@ from repro.errors import InvalidParameterError
 from repro.learners.baselines._dpsgd import BatchedModels, cell_layout, train_batched_dp_sgd
 from repro.learners.logistic import LogisticModel, sigmoid
 from repro.privacy.accounting import dp_sgd_event
+from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
 
-__all__ = ["PFLDResult", "train_pf_ld", "pf_ld_event", "calibrate_pf_ld"]
+__all__ = ["PFLDResult", "train_pf_ld", "pf_ld_event", "calibrate_pf_ld", "guarantee"]
+
+
+def guarantee(epsilon: float, delta: float) -> Guarantee:
+    """Nominal: the RDP accountant's (ε, δ) of the primal DP-SGD steps and the noisy dual releases w.r.t. all
+    features, but the Lagrangian term couples a batch's records through the group means (only approximately
+    bounded by per-sample clipping) and the dual step uses the cell sizes as public."""
+    return Guarantee(epsilon, delta, Label.NOMINAL, Neighbouring.ADD_OR_REMOVE_ONE,
+                     accountant="RDP (dp_accounting): subsampled Gaussian + Gaussian dual releases",
+                     caveat="the Lagrangian couples a batch's records through the group means (per-sample clipping "
+                            f"bounds it only approximately); cell sizes treated as public; {STANDARDISED_FEATURES}")
 
 
 @dataclass(frozen=True)

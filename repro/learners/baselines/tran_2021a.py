@@ -35,8 +35,18 @@ import numpy as np
 from repro.learners.baselines._dpsgd import cell_layout, train_batched_dp_sgd
 from repro.learners.logistic import LogisticModel
 from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_event
+from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
 
-__all__ = ["Tran2021aResult", "train_tran_2021a", "dp_sgd_noise"]
+__all__ = ["Tran2021aResult", "train_tran_2021a", "dp_sgd_noise", "guarantee"]
+
+
+def guarantee(epsilon: float, delta: float) -> Guarantee:
+    """Nominal: the DP-SGD accountant's (ε, δ) w.r.t. all features, but the fairness penalty couples the
+    records of a batch through the group means, which per-sample clipping bounds only approximately."""
+    return Guarantee(epsilon, delta, Label.NOMINAL, Neighbouring.ADD_OR_REMOVE_ONE,
+                     accountant="PLD (dp_accounting), Poisson-subsampled Gaussian",
+                     caveat="the penalty couples a batch's records through the group means (per-sample clipping "
+                            f"bounds it only approximately); {STANDARDISED_FEATURES}")
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,6 @@ from threadpoolctl import threadpool_limits
 
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
-from repro.privacy.accounting import ACCOUNTED, NOMINAL
 from repro.theory import expmech_learner as em
 from repro.theory import fairnr as fn
 from repro.theory import sample_complexity as sc
@@ -196,7 +195,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         "game_opt_err": game_err,
         "game_opt_eo_gap": game_gap,
         "eps_accounted": eps_acc,
-        "eps_label": {"corrected": ACCOUNTED, "paper": NOMINAL}.get(mode, "non-private"),
+        "eps_label": fn.guarantee(mode, eps, delta).label.value,
         "eps_learner_only": eps_learner,
         "eps_step": eps_step if mode == "corrected" else (eps_prime * (2.0 + C) / n if mode == "paper" else math.nan),
         "noise_scale_last": float(run.scales[-1]),

@@ -13,6 +13,7 @@ from repro.plotting import new_figure, save_figure
 from repro.studies.cummings2019.fairnr import (
     METHODS,
 )
+from repro.theory import fairnr as fn
 
 # --------------------------------------------------------------------------- figures and report
 
@@ -97,7 +98,7 @@ def report_markdown(bundle: Any) -> str:
         lines.append(
             f"| {r.dataset} | {METHODS[r.mode]} | {'—' if r.mode == 'nonprivate' else f'{r.epsilon:g}'} | "
             f"{r.err:.4f} | {r.eo_gap:.4f} | {r.excess_err_train:.4f} | {_g(r.eps_accounted)} | "
-            f"{ {'corrected': 'accounted', 'paper': 'nominal'}.get(r.mode, 'non-private')} | "
+            f"{fn.guarantee(r.mode, r.epsilon, float(params.get('delta', 1e-6))).label.value} | "
             f"{_g(r.eps_learner_only)} | {_g(r.noise_scale_last)} | {_g(r.paper_eta_at_our_T_m)} | "
             f"{_g(r.paper_T)} | {_g(r.paper_m)} | {_g(r.paper_eq2_min_n)} |")
     np_rows = by[by["mode"] == "nonprivate"]

@@ -21,7 +21,7 @@ from typing import Any
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.learners.dp_fermi import REFERENCE, train_dp_fermi_batch
-from repro.privacy.accounting import NOMINAL
+from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
 from repro.privacy.dpfermi_noise import group_floor, theorem33_noise
 from repro.studies.dpfermi.tradeoff_figures import _metrics, _privileged_group, _split, load_dataset
 
@@ -56,7 +56,8 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
                 tags.append({"clip_L": clip, "radius_D": radius, "LD": clip * radius, "lr_theta": float(lr),
                              "knob": float(lam), "sigma_theta": noise.sigma_theta})
     results = train_dp_fermi_batch(Xtr, ytr, s_tr, configs, rng=ctx.rng())
-    records = [{"method": "dp-fermi", **tag, "eps_label": NOMINAL,
+    label = dp_fermi_guarantee(base, eps, delta).label.value   # the engine's declaration for its mode
+    records = [{"method": "dp-fermi", **tag, "eps_label": label,
                 **_metrics(res.model.predict(Xte), yte, s_te, fairness)}
                for tag, res in zip(tags, results, strict=True)]
     return TrialOutput(records=records)

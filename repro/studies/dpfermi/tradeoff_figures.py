@@ -34,10 +34,11 @@ Variants:
     The paper's ERMI (W ∈ R^{k×2}, W₀ = 0) with noise only on the s-dependent gradient parts (spec
     §4.4 "Strict-DP mode", engine config ``STRICT_SENSITIVE``): each sample's sensitive θ part clipped
     to C_s = 1, θ noise ×λ, W noise from the exact bound of the sensitive W part, Poisson sampling,
-    one noise multiplier calibrated with the PLD accountant so that the stated ε holds for the joint
-    (θ, W) mechanism w.r.t. the **sensitive attribute** (the guarantee the paper's Theorem 3.3(a)
-    claims; P̂_S treated as public). The accounting takes no amplification by subsampling (q = 1):
-    a record's unclipped non-sensitive part enters the same noisy sum (issue 14, defect 1). At λ = 0 the model does not see S, so it is noiseless.
+    one noise multiplier calibrated so that the stated ε holds for the joint (θ, W) mechanism w.r.t.
+    the **sensitive attribute** (the guarantee the paper's Theorem 3.3(a) claims; P̂_S treated as
+    public). A record's unclipped non-sensitive part enters the same noisy sum (issue 14, defect 1),
+    so add/remove amplification by subsampling does not apply; the exact strict accountant
+    (:mod:`repro.privacy.strict_accountant`, issue 21) calibrates z. At λ = 0 the model does not see S, so it is noiseless.
 ``strict-all`` (``--variant strict-all``)
     The same ERMI with per-sample clipping of the joint (θ, W) gradient (C = 1.5) and the accountant-
     calibrated noise on everything: the stated ε holds w.r.t. **all features** (config
@@ -63,41 +64,49 @@ import numpy as np
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import eq_odds_gap, sp_gap
-from repro.learners.baselines import train_jagielski_2019, train_pf_ld, train_tran_2021a
+from repro.learners.baselines import (
+    jagielski_2019,
+    pf_ld,
+    train_jagielski_2019,
+    train_pf_ld,
+    train_tran_2021a,
+    tran_2021a,
+)
 from repro.learners.dp_fermi import (
+    REFERENCE,
     STRICT_ALL_FEATURES,
     STRICT_SENSITIVE,
     DPFermiConfig,
-    accounted_sampling_probability,
+    accountant_name,
+    calibrate_privacy,
+    privacy_event,
     train_dp_fermi_batch,
 )
-from repro.privacy.accounting import (
-    NOMINAL,
-    PUBLIC_STATISTICS,
-    calibrate_noise_multiplier,
-    dp_sgd_event,
-    opacus_sampling,
-)
+from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
 from repro.privacy.accounting import epsilon as accountant_epsilon
+from repro.privacy.accounting import opacus_sampling
 from repro.privacy.dpfermi_noise import accountant_epsilons, group_floor, theorem33_noise
+from repro.privacy.guarantee import Guarantee
 
-__all__ = ["run_trial", "load_dataset", "epsilon_label"]
+__all__ = ["run_trial", "load_dataset", "method_guarantee"]
 
-#: ε label per (method, DP-FERMI variant) (issue 14, defect 3). Tran 2021a and PF-LD: the fairness penalty
-#: couples the samples of a batch (group means, signs), so per-sample clipping does not bound the
-#: sensitivity and their ε is the formula's; strict / strict-all and Jagielski treat P̂_S or the cell sizes
-#: as public.
-_EPS_LABELS = {("dp-fermi", "reference"): NOMINAL, ("dp-fermi", "strict"): PUBLIC_STATISTICS,
-               ("dp-fermi", "strict-all"): PUBLIC_STATISTICS, "tran-2021a": NOMINAL, "pf-ld": NOMINAL,
-               "jagielski-2019": PUBLIC_STATISTICS}
+#: the DP-FERMI engine configuration of each variant (its privacy mode decides its guarantee)
+_VARIANT_ENGINE = {"reference": REFERENCE, "strict": STRICT_SENSITIVE, "strict-all": STRICT_ALL_FEATURES}
 
 
-def epsilon_label(method: str, variant: str = "reference") -> str:
-    """The label of the ε this study reports for ``method`` (and DP-FERMI ``variant``): see _EPS_LABELS."""
-    key = (method, variant) if method == "dp-fermi" else method
-    if key not in _EPS_LABELS:
-        raise InvalidParameterError(f"no ε label for method {method!r}, variant {variant!r}; add it to _EPS_LABELS.")
-    return _EPS_LABELS[key]
+def method_guarantee(method: str, variant: str, epsilon: float, delta: float) -> Guarantee:
+    """The guarantee that ``method`` (and DP-FERMI ``variant``) declares next to its code, at (ε, δ)."""
+    if method == "dp-fermi":
+        if variant not in _VARIANT_ENGINE:
+            raise InvalidParameterError(
+                f"variant must be one of {sorted(_VARIANT_ENGINE)}; got {variant!r}.")
+        return dp_fermi_guarantee(_VARIANT_ENGINE[variant], epsilon, delta)
+    declared = {"tran-2021a": tran_2021a.guarantee, "pf-ld": pf_ld.guarantee,
+                "jagielski-2019": jagielski_2019.guarantee}.get(method)
+    if declared is None:
+        raise InvalidParameterError(
+            f"method must be dp-fermi, tran-2021a, pf-ld or jagielski-2019; got {method!r}.")
+    return declared(epsilon, delta)
 
 log = logging.getLogger(__name__)
 
@@ -257,8 +266,7 @@ def _dp_fermi(params, ctx, data, Xtr, ytr, str_, Xte, yte, ste):
                                  "sigma_theta": noise.sigma_theta, "sigma_w": noise.sigma_w,
                                  "noise_multiplier": acc["z"], "eps_block_rdp": acc["block"],
                                  "eps_joint_rdp": acc["joint"], "conditions_ok": noise.conditions.ok,
-                                 "code_group": code_group,
-                                 "guarantee": "nominal: per block, sensitive attribute only, no per-sample clipping"})
+                                 "code_group": code_group})
         first = next(iter(settings.values()))
         nonpriv = ref.with_(clip_norm=first[0], w_radius=first[1], lr_theta=first[2], sigma_theta=0.0,
                             sigma_w=0.0, lam=0.0)
@@ -273,17 +281,12 @@ def _dp_fermi(params, ctx, data, Xtr, ytr, str_, Xte, yte, ste):
         lambdas = [float(v) for v in params.get("strict_lambdas", params["lambdas"])]
         q, T = opacus_sampling(n, B, epochs)
         engine = STRICT_SENSITIVE if variant == "strict" else STRICT_ALL_FEATURES
-        # strict: no amplification by subsampling (unclipped non-sensitive part, issue 14 defect 1)
-        q_acc = accounted_sampling_probability(engine, q)
-        z = 0.0 if math.isinf(eps) else calibrate_noise_multiplier(eps, delta, q_acc, T)
+        # strict: the exact strict accountant (unclipped non-sensitive part, issue 14 defect 1; issue 21)
+        z = 0.0 if math.isinf(eps) else calibrate_privacy(engine, eps, delta, q, T)
         cfg = engine.with_(**base, noise_multiplier=z)
         privacy.update(noise_multiplier=z, clip_norm=cfg.clip_norm, steps=T, sampling_probability=q,
-                       accounted_sampling_probability=q_acc,
-                       eps_joint_pld=math.inf if z == 0 else accountant_epsilon(dp_sgd_event(z, q_acc, T), delta),
-                       guarantee=("joint (theta, W), sensitive attribute only, PLD accountant without "
-                                  "amplification by subsampling; P-hat_S public"
-                                  if variant == "strict" else
-                                  "joint (theta, W), all features, PLD accountant; P-hat_S public"))
+                       accountant=accountant_name(cfg),
+                       eps_joint_pld=math.inf if z == 0 else accountant_epsilon(privacy_event(cfg, z, q, T), delta))
         nonpriv = cfg.with_(noise_multiplier=0.0, lam=0.0)
     else:
         raise InvalidParameterError(
@@ -333,10 +336,6 @@ def _baseline(method, params, ctx, Xtr, ytr, str_, Xte, yte, ste):
     else:
         raise InvalidParameterError(
             f"method must be dp-fermi, tran-2021a, pf-ld or jagielski-2019; got {method!r}.")
-    privacy["guarantee"] = ("(epsilon, delta)-DP w.r.t. all features if the group cell sizes are public "
-                            "(see the baseline's module)" if method == "jagielski-2019" else
-                            "nominal: the fairness penalty couples the samples of a batch, so per-sample "
-                            "clipping does not bound the sensitivity")
     return records, [privacy], {}
 
 
@@ -356,9 +355,12 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         records, privacy, tables = _dp_fermi(params, ctx, data, *parts)
     else:
         records, privacy, tables = _baseline(method, params, ctx, *parts)
-    label = epsilon_label(method, str(params.get("variant", "reference")))
+    n_train = parts[0].shape[0]
+    declared = method_guarantee(method, str(params.get("variant", "reference")), float(params["epsilon"]),
+                                1.0 / n_train**2)
+    label = declared.label.value
     for row in privacy:
-        row.update(eps_label=label, data=data,
+        row.update(eps_label=label, guarantee=declared.describe(), data=data,
                    data_source=ds.source + ("" if ds.canonical else " (DERIVED or INFERRED, not canonical)"))
     for r in records:
         r["eps_label"] = label

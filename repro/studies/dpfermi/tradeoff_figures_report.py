@@ -252,18 +252,18 @@ def _fmt(v: Any) -> str:
 
 
 def _strict_block_epsilon(variant: str | None, row: pd.Series) -> float:
-    """PLD ε of one block alone in a strict run: ``strict`` gives each block the multiplier √2·z (the
-    joint one is z, engine docstring); ``strict-all`` clips the joint gradient, so a block's ε is the joint ε."""
-    from repro.privacy.accounting import dp_sgd_event
-    from repro.privacy.accounting import epsilon as accountant_epsilon
+    """ε of one block alone in a strict run: ``strict`` gives each block the multiplier √2·z (the joint one
+    is z, engine docstring), accounted by the exact strict accountant; ``strict-all`` clips the joint
+    gradient, so a block's ε is the joint ε."""
+    from repro.privacy.strict_accountant import StrictEvent
 
     z = float(row.get("noise_multiplier", 0.0) or 0.0)
     if z <= 0:
         return math.inf
     if variant == "strict-all":
         return float(row["eps_joint_pld"])
-    q_acc = row.get("accounted_sampling_probability", row["sampling_probability"])
-    return accountant_epsilon(dp_sgd_event(math.sqrt(2) * z, float(q_acc), int(row["steps"])), float(row["delta"]))
+    event = StrictEvent(math.sqrt(2) * z, float(row["sampling_probability"]), int(row["steps"]))
+    return event.epsilon(float(row["delta"]))
 
 
 def _verdict(v: dict[str, Any]) -> str:
@@ -396,11 +396,12 @@ def report_markdown(bundle) -> str:
             lines.append("\n**DP-FERMI privacy per ε** (reference: Theorem 3.3(a) σ's at each setting's L and D, RDP ε "
                          "of one block and of the joint (θ, W) mechanism, spec §5 caveat 1; strict variants: noise "
                          "multiplier z of the joint mechanism and the PLD ε of one block (θ or W alone) and of both; "
-                         "`strict` is accounted without amplification by subsampling, issue 14). ε labels: *nominal* "
+                         "`strict` is accounted by the exact strict accountant, not by add/remove amplification by subsampling, "
+                         "issues 14 and 21). ε labels (each method's declared guarantee): *nominal* "
                          "= the paper's formula, not a guarantee; *public-statistics caveat* = accounted with P̂_S "
-                         "treated as public; the baselines Tran 2021a and PF-LD are *nominal* (their penalty "
-                         "couples the samples of a batch), Jagielski 2019 *public-statistics caveat* (cell "
-                         "sizes public). The tuning search is not privacy-accounted (neither was the paper's).\n")
+                         "and the feature standardisation treated as public; the baselines Tran 2021a and PF-LD are "
+                         "*nominal* (their penalty couples the samples of a batch), Jagielski 2019 "
+                         "*public-statistics caveat* (cell sizes and standardisation public). The tuning search is not privacy-accounted (neither was the paper's).\n")
             lines.append("| " + " | ".join(agg.columns) + " |")
             lines.append("|" + "---|" * len(agg.columns))
             for _, r in agg.iterrows():

@@ -275,9 +275,11 @@ def report_markdown(bundle) -> str:
                 )
             note = (
                 "nominal ε = the Theorem 3.3(a) formula's input; eps_block_rdp / eps_joint_rdp = the RDP "
-                "accountant's ε (accounted) of one block and of the joint (θ, W) mechanism for that noise; "
-                "the conditions are the theorem's (spec §5); strict variant: accounted ε, noise multiplier z "
-                "and the PLD ε of the joint mechanism w.r.t. race."
+                "accountant's ε of one block and of the joint (θ, W) mechanism for that noise under the paper's "
+                "model (Poisson add/remove, per-sample sensitivity; the code clips the batch gradient): "
+                "indicative, not accounted; the conditions are the theorem's (spec §5); strict variant: ε with "
+                "the public-statistics caveat (P̂_S public), noise multiplier z from the exact strict accountant "
+                "and its ε of the joint mechanism w.r.t. race."
             )
         else:
             cols = [

@@ -222,9 +222,11 @@ def _mode_markdown(bundle, data: str | None) -> str:
             f"(σ = {sel['noise_std'].mean():.3f}; the thesis's σ = {paper_sigma:g}, calibrated by the thesis "
             f"for its own (q, T)). Accountant ε of the DP-SGD part: {sel['eps_dpsgd'].mean():.3f} (PLD), "
             f"{sel['eps_dpsgd_rdp'].mean():.3f} (RDP); total ε′ = {sel['eps_total'].mean():.3f} at δ′ = 1e-5 "
-            f"(+ ε₀ + ε₁, basic composition; *accounted*). Variant `{bundle.variant}`. ε labels: Algorithm 2 "
-            f"and DP-SGD *accounted*; DP-FERMI rows (thesis noise formulas) *nominal*; DP-FERMI (strict) "
-            f"*public-statistics caveat* (P̂_S from the training data treated as public).")
+            f"(+ ε₀ + ε₁, basic composition). Variant `{bundle.variant}`. ε labels (each method's declared "
+            f"guarantee): Algorithm 2 and DP-SGD *public-statistics caveat* (accounted, but the features are "
+            f"standardised with the training rows' mean and std, and Algorithm 2's Laplace scales use the group "
+            f"sizes); DP-FERMI rows (thesis noise formulas) *nominal*; DP-FERMI (strict) *public-statistics "
+            f"caveat* (P̂_S and the standardisation from the training data treated as public).")
     fr = agg[agg["method"] == FERMI].sort_values("lambda") if "lambda" in agg else agg.iloc[0:0]
     if not fr.empty and not a2.empty:
         best = fr.iloc[(fr["accuracy_mean"] - a2.iloc[0].accuracy_mean).abs().argsort()[:1]].iloc[0]

@@ -136,9 +136,11 @@ def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant:
     if variant.startswith("strict"):
         assert ("sensitive attribute" in priv["guarantee"]) is (variant == "strict")
         assert priv["eps_joint_pld"] == pytest.approx(3.0, abs=0.05)
-        # issue 14: strict (sensitive only) is accounted without amplification by subsampling
-        assert priv["accounted_sampling_probability"] == (1.0 if variant == "strict" else priv["sampling_probability"])
-    assert priv["eps_label"] == study.epsilon_label(method, variant)
+        # issue 14 / 21: strict (sensitive only) is accounted by the exact strict accountant, not add/remove
+        # amplification by subsampling; strict-all by the PLD of DP-SGD
+        assert ("strict accountant" in priv["accountant"]) is (variant == "strict")
+    declared = study.method_guarantee(method, variant, 3.0, priv["delta"])
+    assert priv["eps_label"] == declared.label.value and priv["guarantee"] == declared.describe()
     assert all(r["eps_label"] == priv["eps_label"] for r in out.records)
     again = study.run_trial(params, ctx)
     assert again.records == out.records                       # a pure function of (params, seed)
@@ -178,34 +180,41 @@ def test_gain_over_pf_ld_on_the_released_eo_values_matches_the_spec() -> None:
 
 def test_strict_block_epsilon_is_below_the_joint_one() -> None:
     # `strict`: each block alone has multiplier √2·z, so its ε is below the joint ε; `strict-all` clips the joint
-    # gradient, so a block's ε is the joint ε.
-    from repro.privacy.accounting import dp_sgd_event
-    from repro.privacy.accounting import epsilon as accountant_epsilon
+    # gradient, so a block's ε is the joint ε. Both by the exact strict accountant (issue 21).
+    from repro.privacy.strict_accountant import strict_epsilon
     from repro.studies.dpfermi.tradeoff_figures_report import _strict_block_epsilon
 
     row = pd.Series({"noise_multiplier": 3.0, "sampling_probability": 0.05, "steps": 400, "delta": 1e-6})
-    joint = accountant_epsilon(dp_sgd_event(3.0, 0.05, 400), 1e-6)
+    joint = strict_epsilon(3.0, 0.05, 400, 1e-6)
     block = _strict_block_epsilon("strict", row)
     assert 0.4 * joint < block < 0.8 * joint
     assert _strict_block_epsilon("strict-all", pd.concat([row, pd.Series({"eps_joint_pld": joint})])) == joint
 
 
-def test_every_method_and_variant_has_its_epsilon_label() -> None:
-    # issue 14, defect 3: the baselines whose penalty couples samples are nominal; strict variants carry the
-    # public-statistics caveat (P-hat_S public); the authors' reference path is nominal.
-    from repro.errors import InvalidParameterError
-    from repro.privacy.accounting import EPS_LABELS
-    from repro.studies.dpfermi.tradeoff_figures import epsilon_label
-
-    assert epsilon_label("tran-2021a") == "nominal" and epsilon_label("pf-ld") == "nominal"
-    assert epsilon_label("jagielski-2019") == "public-statistics caveat"
-    assert epsilon_label("dp-fermi", "reference") == "nominal"
-    assert epsilon_label("dp-fermi", "strict") == epsilon_label("dp-fermi", "strict-all") == "public-statistics caveat"
-    assert all(epsilon_label(m) in EPS_LABELS for m in ("tran-2021a", "pf-ld", "jagielski-2019"))
+def test_every_method_and_variant_declares_its_guarantee() -> None:
+    # issue 14 defect 3, issue 20 item 4: each learner declares its guarantee next to its code. The baselines
+    # whose penalty couples samples are nominal; strict variants and Jagielski carry the public-statistics
+    # caveat; the authors' reference path is nominal.
     import pytest
 
-    with pytest.raises(InvalidParameterError, match="no ε label"):
-        epsilon_label("dp-fermi", "paper")
+    from repro.errors import InvalidParameterError
+    from repro.privacy.guarantee import Label, Neighbouring
+    from repro.studies.dpfermi.tradeoff_figures import method_guarantee
+
+    def g(method: str, variant: str = "reference"):
+        return method_guarantee(method, variant, 1.0, 1e-9)
+
+    assert g("tran-2021a").label is g("pf-ld").label is Label.NOMINAL
+    assert g("jagielski-2019").label is Label.PUBLIC_STATISTICS
+    assert g("dp-fermi", "reference").label is Label.NOMINAL
+    assert g("dp-fermi", "strict").label is g("dp-fermi", "strict-all").label is Label.PUBLIC_STATISTICS
+    assert g("dp-fermi", "strict").relation is Neighbouring.REPLACE_SENSITIVE_ATTRIBUTE
+    assert g("dp-fermi", "strict-all").relation is Neighbouring.ADD_OR_REMOVE_ONE
+    assert all("standardised" in g(m).caveat for m in ("tran-2021a", "pf-ld", "jagielski-2019"))
+    with pytest.raises(InvalidParameterError, match="variant"):
+        g("dp-fermi", "paper")
+    with pytest.raises(InvalidParameterError, match="method"):
+        g("mine")
 
 
 def _tuning_params(**kw) -> dict:

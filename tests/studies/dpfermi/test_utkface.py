@@ -99,7 +99,8 @@ def test_claims_hold_on_the_released_values_and_can_fail() -> None:
 @pytest.mark.parametrize("variant", ["reference", "strict"])
 def test_trial_labels_its_epsilon(variant: str, data_mirror, isolated_data_env, monkeypatch) -> None:
     """One tiny trial per variant: ``reference`` reports a nominal ε with the accountant's (larger) ε beside;
-    ``strict`` reports an accounted ε whose PLD value equals the stated one (calibrated, within 1 %)."""
+    ``strict`` reports a public-statistics-caveat ε (P̂_S public) whose exact strict accountant value (no
+    add/remove amplification by subsampling) equals the stated one (calibrated, within 1 %)."""
     pytest.importorskip("jax")
     from repro.engine.trial import TrialContext
     from repro.studies.dpfermi.utkface import run_trial
@@ -114,7 +115,8 @@ def test_trial_labels_its_epsilon(variant: str, data_mirror, isolated_data_env, 
     if variant == "reference":
         assert priv["epsilon_label"] == "nominal" and priv["eps_block_rdp"] > 10.0
     else:
-        assert priv["epsilon_label"] == "accounted"
+        assert priv["epsilon_label"] == "public-statistics caveat"
+        assert "strict accountant" in priv["accountant"]
         assert priv["eps_joint_pld"] == pytest.approx(10.0, rel=0.01)
 
 

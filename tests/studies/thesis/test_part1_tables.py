@@ -40,15 +40,24 @@ def test_results_identical_with_one_and_two_jobs(env: Path) -> None:
     assert data["source"] in {"credit-card-xls", "credit-card-tsv"}
 
 
-def test_every_method_has_its_epsilon_label() -> None:
-    # issue 14, defect 3: DP-SGD + Algorithm 2 accounted, thesis DP-FERMI formulas nominal, strict P-hat_S public.
-    from repro.privacy.accounting import EPS_LABELS
+def test_every_method_reads_its_declared_guarantee() -> None:
+    # issue 14 defect 3, issue 20 item 4, issue 21: DP-SGD and Algorithm 2 are accounted but see features
+    # standardised with the training rows' statistics (and Algorithm 2 uses the group sizes): public-statistics
+    # caveat; the thesis DP-FERMI formulas are nominal; strict (all features) treats P-hat_S as public.
+    from repro.fairness.private_postprocessing import guarantee as alg2
+    from repro.learners.dp_fermi import REFERENCE, STRICT_ALL_FEATURES
+    from repro.learners.dp_fermi import guarantee as fermi
+    from repro.learners.dp_sgd import guarantee as dp_sgd
+    from repro.privacy.guarantee import Label, compose
     from repro.studies.thesis import part1_tables as pt
 
-    assert set(pt.EPS_LABEL) == {*pt.METHODS, pt.BASE} and set(pt.EPS_LABEL.values()) <= set(EPS_LABELS)
-    assert pt.EPS_LABEL[pt.ALG2] == pt.EPS_LABEL[pt.BASE] == "accounted"
-    assert pt.EPS_LABEL[pt.FERMI] == pt.EPS_LABEL[pt.FERMI_OTHER] == "nominal"
-    assert pt.EPS_LABEL[pt.FERMI_STRICT] == "public-statistics caveat"
+    assert not hasattr(pt, "EPS_LABEL")
+    assert dp_sgd(1.0, 1e-5).label is Label.PUBLIC_STATISTICS and "standardised" in dp_sgd(1.0, 1e-5).caveat
+    both = compose(dp_sgd(1.0, 1e-5), alg2(0.05, 0.1))
+    assert both.label is Label.PUBLIC_STATISTICS and both.epsilon == pytest.approx(1.15)
+    assert "group sizes" in both.caveat and "standardised" in both.caveat
+    assert fermi(REFERENCE, 1.0, 1e-5).label is Label.NOMINAL
+    assert fermi(STRICT_ALL_FEATURES, 1.0, 1e-5).label is Label.PUBLIC_STATISTICS
 
 
 def test_authors_adult_split_re_derives_the_thesis_accountant_inputs(env: Path) -> None:
