@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from repro.datasets import registry
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import eq_odds_gap, sp_gap
@@ -108,53 +109,31 @@ VARIANT_INDEPENDENT_METHODS = ("tran-2021a", "pf-ld", "jagielski-2019")
 
 # ------------------------------------------------------------------------------------------ data
 
-#: the two data modes (issue 13, item 2): the authors' processed files with their fixed split, or the
-#: deduplicated canonical data with a split per repetition
-DATA_MODES = ("authors", "clean")
+#: the datasets of the tabular figures (the registry, :mod:`repro.datasets.registry`, holds more)
+DATASETS = ("adult", "credit-card", "retired-adult", "parkinsons")
 
 
 @functools.lru_cache(maxsize=8)
-def load_dataset(name: str, data: str = "clean"):
-    """The :class:`repro.datasets.tabular.TabularDataset` of ``name`` in data mode ``data`` (cached per process).
-
-    ``data="authors"``: the authors' processed file rebuilt from the raw data
-    (:mod:`repro.datasets.authors_files`); ``"clean"``: our loader of the canonical data. Spec: seed-004 §7.1.
-    """
-    if data not in DATA_MODES:
-        raise InvalidParameterError(f"data must be one of {', '.join(DATA_MODES)}; got {data!r}.")
-    if data == "authors":
-        from repro.datasets.authors_files import load_authors_dataset
-        return load_authors_dataset(name)
-    if name == "adult":
-        from repro.datasets.adult import load_adult
-        return load_adult()
-    if name == "credit-card":
-        from repro.datasets.credit_card import load_credit_card
-        return load_credit_card()
-    if name == "retired-adult":
-        from repro.datasets.retired_adult import load_retired_adult
-        return load_retired_adult()
-    if name == "parkinsons":
-        from repro.datasets.parkinsons import load_parkinsons
-        return load_parkinsons()
-    raise InvalidParameterError(
-        f"dataset must be one of adult, credit-card, retired-adult, parkinsons; got {name!r}.")
+def load_dataset(name: str, data: str):
+    """The :class:`repro.datasets.tabular.TabularDataset` of ``name`` in data mode ``data``, from the
+    dataset registry (cached per process). Spec: seed-004 §7.1."""
+    if name not in DATASETS:
+        raise InvalidParameterError(f"dataset must be one of {', '.join(DATASETS)}; got {name!r}.")
+    return registry.load(name, data)
 
 
 def _split(ds, params: dict[str, Any], ctx: TrialContext, data: str):
-    """The 3:1 split, training-statistics standardization, optional training subsample.
+    """The 3:1 split (the data mode's policy, :func:`repro.datasets.registry.train_test_split`),
+    training-statistics standardization, optional training subsample.
 
-    ``data="authors"``: the authors' fixed split (``df.sample(frac=0.75, random_state=100)``, the same
-    for every repetition); ``"clean"``: a random split per repetition.
+    ``data="authors"``: the authors' fixed split, the same for every repetition; ``"clean"``: a random
+    split per repetition, from ``ctx.rng("split", dataset, scope="repetition")``.
     """
-    from repro.datasets.tabular import standardize, train_test_indices
+    from repro.datasets.tabular import standardize
 
     rng = ctx.rng("split", ds.name, scope="repetition")
-    if data == "authors":
-        from repro.datasets.authors_files import authors_split
-        train, test = authors_split(ds.n, float(params.get("train_fraction", 0.75)))
-    else:
-        train, test = train_test_indices(ds.n, float(params.get("train_fraction", 0.75)), rng=rng)
+    train, test = registry.train_test_split(ds.n, data, rng=rng,
+                                            train_fraction=float(params.get("train_fraction", 0.75)))
     sub = int(params.get("subsample", 0) or 0)
     if 0 < sub < train.size:
         train = np.sort(rng.choice(train, size=sub, replace=False))
@@ -348,7 +327,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     fairness = params["fairness"]
     if fairness not in ("dp", "eo"):
         raise InvalidParameterError(f"fairness must be 'dp' or 'eo'; got {fairness!r}.")
-    data = str(params.get("data", "authors"))
+    data = str(params.get("data", registry.DEFAULT_DATA))
     ds = load_dataset(params["dataset"], data)
     parts = _split(ds, params, ctx, data)
     method = params["method"]

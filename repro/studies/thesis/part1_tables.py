@@ -32,10 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from repro.datasets.adult import load_adult
-from repro.datasets.authors_files import authors_split, load_authors_dataset
-from repro.datasets.credit_card import load_credit_card
-from repro.datasets.tabular import Split, TabularDataset, split_indices, split_training_part, standardize
+from repro.datasets import registry
+from repro.datasets.tabular import Split, TabularDataset, split_training_part, standardize
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import accuracy, sp_gap
@@ -69,43 +67,41 @@ METHODS = (ALG2, FERMI, FERMI_OTHER, FERMI_STRICT)
 #: Label of each method's ε (issue 14): DP-SGD + Laplace post-processing is accounted (PLD + basic
 #: composition); the thesis's DP-FERMI noise formulas are nominal; the strict DP-FERMI row treats P̂_S as public.
 EPS_LABEL = {BASE: ACCOUNTED, ALG2: ACCOUNTED, FERMI: NOMINAL, FERMI_OTHER: NOMINAL, FERMI_STRICT: PUBLIC_STATISTICS}
-_LOADERS = {"adult": load_adult, "credit-card": load_credit_card}
-#: data modes (issue 13): the authors' file and fixed split, or our clean canonical data
-DATA_MODES = ("authors", "clean")
+#: the datasets of Tables 3.1–3.4 (the registry holds more; these are the ones the thesis uses)
+DATASETS = ("adult", "credit-card")
 _GROUP_INDEX = {"female": 0, "male": 1}
 
 
 @functools.lru_cache(maxsize=8)
-def prepare(dataset: str, base_seed: int, split: str, repetition: int, subsample: int, data: str = "clean"
+def prepare(dataset: str, base_seed: int, split: str, repetition: int, subsample: int, data: str
             ) -> tuple[TabularDataset, Split, np.ndarray]:
     """(dataset, split, standardized X) — cached per worker process.
 
-    ``data="authors"``: the authors' file and their fixed 75/25 split; ``"clean"``: our canonical data
-    and a 75/25 split drawn from the base seed. ``split="fixed"``: one split (and one 2/3–1/3 split of
-    the training part) for every repetition and both ε′ tables of the dataset (as the thesis code: one
-    ``sample(frac=0.75)``); ``"per-repetition"``: a fresh draw per repetition. ``subsample`` > 0 keeps
-    that many random rows first (smoke profile). Standardization uses the 75 % training part's statistics.
+    The data and the 75/25 split come from :mod:`repro.datasets.registry` (``data="authors"``: the
+    authors' file and their fixed split; ``"clean"``: our canonical data and a 75/25 split drawn from
+    the base seed). ``split="fixed"``: one split (and one 2/3–1/3 split of the training part) for
+    every repetition and both ε′ tables of the dataset (as the thesis code: one ``sample(frac=0.75)``);
+    ``"per-repetition"``: a fresh draw per repetition. ``subsample`` > 0 keeps that many random rows
+    first (smoke profile). Standardization uses the 75 % training part's statistics.
     """
-    if dataset not in _LOADERS:
-        raise ValueError(f"unknown dataset {dataset!r}; expected one of {sorted(_LOADERS)}")
-    if data not in DATA_MODES:
-        raise InvalidParameterError(f"data must be one of {', '.join(DATA_MODES)}; got {data!r}.")
-    ds = load_authors_dataset(dataset) if data == "authors" else _LOADERS[dataset]()
+    if dataset not in DATASETS:
+        raise InvalidParameterError(f"dataset must be one of {', '.join(DATASETS)}; got {dataset!r}.")
+    ds = registry.load(dataset, data)
     rep = 0 if split == "fixed" else repetition
     rng = TrialContext("thesis-part1", "", "", rep, base_seed).rng("split", dataset, subsample, scope="repetition")
     if data == "authors":
-        train, test = authors_split(ds.n)
+        train, test = registry.train_test_split(ds.n, data)
         if subsample and subsample < ds.n:  # smoke: a random part of each side, the authors' split kept
             k = max(int(round(subsample * train.size / ds.n)), 2)
             train = rng.choice(train, size=k, replace=False)
             test = np.sort(rng.choice(test, size=max(subsample - k, 2), replace=False))
-        sp = split_training_part(train, test, rng=rng)
     else:
-        if subsample and subsample < ds.n:
+        if subsample and subsample < ds.n:  # smoke: a random part of the rows, then the clean split
             keep = np.sort(rng.choice(ds.n, size=subsample, replace=False))
             ds = TabularDataset(ds.name, ds.X[keep], ds.y[keep], ds.s[keep], ds.feature_names,
                                 ds.numeric_columns, ds.group_names, ds.description, ds.source, ds.canonical)
-        sp = split_indices(ds.n, rng=rng)
+        train, test = registry.train_test_split(ds.n, data, rng=rng)
+    sp = split_training_part(train, test, rng=rng)
     X = standardize(ds.X, sp.full_train, ds.numeric_columns)
     return ds, sp, X
 
@@ -199,7 +195,8 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     if only and method != only:  # `--set only_method=...`: run one method's cells only (e.g. a variant)
         return TrialOutput(records=[])
     ds, sp, X = prepare(str(params["dataset"]), ctx.base_seed, str(params.get("split", "fixed")),
-                        ctx.repetition, int(params.get("subsample", 0)), str(params.get("data", "authors")))
+                        ctx.repetition, int(params.get("subsample", 0)),
+                        str(params.get("data", registry.DEFAULT_DATA)))
     if method == ALG2:
         return _run_alg2(ds, sp, X, params, ctx.rng())
     if method in (FERMI, FERMI_OTHER, FERMI_STRICT):

@@ -159,7 +159,7 @@ def test_run_trial_rejects_bad_input(monkeypatch) -> None:
 
 def test_unknown_dataset() -> None:
     with pytest.raises(Exception, match="dataset must be one of"):
-        study.load_dataset("compas")
+        study.load_dataset("compas", "clean")
 
 
 def test_gain_over_pf_ld_on_the_released_eo_values_matches_the_spec() -> None:
