@@ -4,7 +4,9 @@ Spec: seed-004-dpfermi.md §4.3–§4.4 (engine switches), §5 (Theorem 3.3 nois
 (datasets, hyperparameters, metrics (10)/(11), curve construction), §8 (baselines), §9.3 (claims),
 Appendix A (released values, in ``experiments/reference_data/dpfermi_released_curves.csv``).
 
-One trial = one (ε, method, repetition). It trains every point of the method's knob grid (λ for
+One trial = one (ε, method, repetition); the methods are the files of :mod:`repro.studies.dpfermi.methods`
+(one per method, found by scanning the folder), and ``repro run ID --with FILE.py`` adds a researcher's own
+(:func:`_run_user_method`). It trains every point of the method's knob grid (λ for
 DP-FERMI, γ for Tran et al. 2021a, the bound B for Jagielski et al. 2019; PF-LD has none) and
 returns one record per point with the test misclassification error, the figure's violation
 (DP (10) or EO (11)) and both violations. DP-FERMI trials also train the non-private λ = 0 model
@@ -53,269 +55,49 @@ its own accountant (documented in its module).
 
 from __future__ import annotations
 
-import functools
 import logging
-import math
 from typing import Any
-
-import numpy as np
 
 from repro.datasets import registry
 from repro.engine.trial import TrialContext, TrialOutput
+from repro.engine.user_method import USER_KEY, fit_predict
 from repro.errors import InvalidParameterError
-from repro.fairness.metrics import eq_odds_gap, sp_gap
-from repro.learners.baselines import train_jagielski_2019, train_pf_ld, train_tran_2021a
-from repro.learners.dp_fermi import (
-    STRICT_ALL_FEATURES,
-    STRICT_SENSITIVE,
-    DPFermiConfig,
-    accounted_sampling_probability,
-    train_dp_fermi_batch,
-)
-from repro.privacy.accounting import (
-    NOMINAL,
-    PUBLIC_STATISTICS,
-    calibrate_noise_multiplier,
-    dp_sgd_event,
-    opacus_sampling,
-)
-from repro.privacy.accounting import epsilon as accountant_epsilon
-from repro.privacy.dpfermi_noise import accountant_epsilons, group_floor, theorem33_noise
+from repro.privacy.guarantee import Label
+from repro.studies.dpfermi import methods as method_registry
+from repro.studies.dpfermi._tabular import DATASETS, load_dataset, metrics, privileged_group, split
 
-__all__ = ["run_trial", "load_dataset", "epsilon_label"]
+__all__ = ["run_trial", "load_dataset", "epsilon_label", "DATASETS"]
 
-#: ε label per (method, DP-FERMI variant) (issue 14, defect 3). Tran 2021a and PF-LD: the fairness penalty
-#: couples the samples of a batch (group means, signs), so per-sample clipping does not bound the
-#: sensitivity and their ε is the formula's; strict / strict-all and Jagielski treat P̂_S or the cell sizes
-#: as public.
-_EPS_LABELS = {("dp-fermi", "reference"): NOMINAL, ("dp-fermi", "strict"): PUBLIC_STATISTICS,
-               ("dp-fermi", "strict-all"): PUBLIC_STATISTICS, "tran-2021a": NOMINAL, "pf-ld": NOMINAL,
-               "jagielski-2019": PUBLIC_STATISTICS}
-
-
-def epsilon_label(method: str, variant: str = "reference") -> str:
-    """The label of the ε this study reports for ``method`` (and DP-FERMI ``variant``): see _EPS_LABELS."""
-    key = (method, variant) if method == "dp-fermi" else method
-    if key not in _EPS_LABELS:
-        raise InvalidParameterError(f"no ε label for method {method!r}, variant {variant!r}; add it to _EPS_LABELS.")
-    return _EPS_LABELS[key]
+# the names the noise-sweep study and older callers import from here
+_split, _metrics, _privileged_group = split, metrics, privileged_group
 
 log = logging.getLogger(__name__)
 
 VERSION = "2"
+#: `repro run ID --with FILE.py` adds a researcher's method (see :func:`_run_user_method`)
+USER_METHODS = True
 #: the baselines do not depend on the DP-FERMI variant: `--variant strict` reuses their cached trials
-VARIANT_INDEPENDENT_METHODS = ("tran-2021a", "pf-ld", "jagielski-2019")
+VARIANT_INDEPENDENT_METHODS = tuple(name for name, m in method_registry.methods().items() if m.variant_independent)
 
 
-# ------------------------------------------------------------------------------------------ data
-
-#: the datasets of the tabular figures (the registry, :mod:`repro.datasets.registry`, holds more)
-DATASETS = ("adult", "credit-card", "retired-adult", "parkinsons")
-
-
-@functools.lru_cache(maxsize=8)
-def load_dataset(name: str, data: str):
-    """The :class:`repro.datasets.tabular.TabularDataset` of ``name`` in data mode ``data``, from the
-    dataset registry (cached per process). Spec: seed-004 §7.1."""
-    if name not in DATASETS:
-        raise InvalidParameterError(f"dataset must be one of {', '.join(DATASETS)}; got {name!r}.")
-    return registry.load(name, data)
+def epsilon_label(method: str, variant: str = "reference") -> str:
+    """The label of the ε this study reports for ``method`` (and DP-FERMI ``variant``): the method file's
+    declared :class:`repro.privacy.guarantee.Guarantee` (issue 14, defect 3)."""
+    return method_registry.get(method).label(variant)
 
 
-def _split(ds, params: dict[str, Any], ctx: TrialContext, data: str):
-    """The 3:1 split (the data mode's policy, :func:`repro.datasets.registry.train_test_split`),
-    training-statistics standardization, optional training subsample.
-
-    ``data="authors"``: the authors' fixed split, the same for every repetition; ``"clean"``: a random
-    split per repetition, from ``ctx.rng("split", dataset, scope="repetition")``.
-    """
-    from repro.datasets.tabular import standardize
-
-    rng = ctx.rng("split", ds.name, scope="repetition")
-    train, test = registry.train_test_split(ds.n, data, rng=rng,
-                                            train_fraction=float(params.get("train_fraction", 0.75)))
-    sub = int(params.get("subsample", 0) or 0)
-    if 0 < sub < train.size:
-        train = np.sort(rng.choice(train, size=sub, replace=False))
-        test = np.sort(rng.choice(test, size=min(test.size, max(sub // 3, 200)), replace=False))
-    X = standardize(ds.X, train, ds.numeric_columns)
-    return (X[train], ds.y[train].astype(np.int64), ds.s[train].astype(np.int64),
-            X[test], ds.y[test].astype(np.int64), ds.s[test].astype(np.int64))
-
-
-def _metrics(prob_pred: np.ndarray, y: np.ndarray, s: np.ndarray, fairness: str) -> dict[str, float]:
-    """Error, DP violation (10), EO violation (11) of (possibly expected) 0/1 predictions."""
-    p = np.asarray(prob_pred, dtype=float)
-    err = float(np.mean(p * (1 - y) + (1 - p) * y))
-    dp = sp_gap(p, s)
-    eo = eq_odds_gap(p, s, y)
-    return {"error": err, "dp_violation": dp, "eo_violation": eo,
-            "violation": dp if fairness == "dp" else eo}
-
-
-def _privileged_group(y: np.ndarray, s: np.ndarray) -> int:
-    rates = [y[s == g].mean() for g in range(int(s.max()) + 1)]
-    return int(np.argmax(rates))
-
-
-# ---------------------------------------------------------------------------------- the methods
-
-def _tuned(params, ctx, data: str, base: DPFermiConfig):
-    """The (L, D, η_θ) chosen by :func:`repro.studies.dpfermi.tuning.tune_reference` for this cell, computed
-    once per run (and cached) for all repetitions: on the authors' fixed training part, or (clean data)
-    on repetition 0's training part. Everything the search depends on (its rows, n, T, ρ, the code's
-    group) is taken from that one training part, never from the calling repetition, so every
-    repetition gets the same choice."""
-    from repro.studies.dpfermi.tuning import TuningGrid, tune_reference
-
-    grid = TuningGrid.from_params(params)
-    eps = float(params["epsilon"])
-    labels = [params["dataset"], data, params["fairness"], eps, int(params.get("subsample", 0) or 0),
-              float(params.get("train_fraction", 0.75))]
-    rep0 = TrialContext(ctx.experiment_id, ctx.setting, ctx.method, 0, ctx.base_seed)
-    if data == "clean":  # the split depends on the experiment and the repetition (rep 0 here)
-        labels.append(ctx.experiment_id)
-    ds = load_dataset(params["dataset"], data)
-    Xtr, ytr, str_ = _split(ds, params, rep0, data)[:3]
+def _run_user_method(params: dict[str, Any], ctx: TrialContext, parts: tuple) -> tuple[list, list, dict]:
+    """A researcher's method (``--with``) on the same split as the paper's methods; its budget is the
+    cell's ε with δ = 1/n² (as the baselines)."""
+    Xtr, ytr, str_, Xte, yte, ste = parts
     n = Xtr.shape[0]
-    steps = base.epochs * math.ceil(n / base.batch_size)
-    rho, delta = group_floor(str_), 1.0 / n**2
-    base = base.with_(code_group=_privileged_group(ytr, str_))
-
-    def compute():
-        return tune_reference(Xtr, ytr, str_, base=base, epsilon=eps, n_final=n, steps_final=steps,
-                              rho_final=rho, delta=delta, grid=grid, seed_labels=labels, base_seed=ctx.base_seed)
-
-    key = {"labels": labels, "grid": [grid.clips, grid.radii, grid.lr_thetas, grid.seeds, grid.validation_fraction],
-           "base": repr(base), "n": n, "steps": steps, "rho": rho, "delta": delta, "base_seed": ctx.base_seed}
-    return ctx.shared_value("dpfermi-tuning", key, __name__, compute)
-
-
-def _dp_fermi(params, ctx, data, Xtr, ytr, str_, Xte, yte, ste):
-    eps = float(params["epsilon"])
-    fairness = params["fairness"]
-    variant = params.get("variant", "reference")
-    n = Xtr.shape[0]
-    B = int(params.get("batch_size", 1024))
-    epochs = int(params.get("epochs", 200))
-    steps = epochs * math.ceil(n / B)
-    delta = 1.0 / n**2
-    rho = group_floor(str_)
-    base = dict(lr_theta=float(params.get("lr_theta", 0.005)), lr_w=float(params.get("lr_w", 0.01)),
-                batch_size=B, epochs=epochs, fairness=fairness)
-    privacy: dict[str, Any] = {"method": "dp-fermi", "epsilon": eps, "delta": delta, "n_train": n,
-                               "steps": steps, "rho": rho, "variant": variant}
-    tables: dict[str, list[dict[str, Any]]] = {}
-    if variant == "reference":
-        lambdas = [float(v) for v in params["lambdas"]]
-        acc = accountant_epsilons(n, steps, B, eps, delta)
-        code_group = _privileged_group(ytr, str_)
-        ref = DPFermiConfig(**base, code_group=code_group)
-        # (L, D, η_θ) per hyperparameter setting: `tuned` by the declared validation rule, `fixed` = the
-        # project's earlier reading L = D = 5, η_θ = params lr_theta (issue 13, item 3)
-        settings: dict[str, tuple[float, float, float]] = {}
-        for hyper in params.get("hyperparameters", ["fixed"]):
-            if hyper == "fixed":
-                settings[hyper] = (float(params.get("fixed_clip", 5.0)), float(params.get("fixed_radius", 5.0)),
-                                   base["lr_theta"])
-            elif hyper == "tuned":
-                choice = _tuned(params, ctx, data, ref)
-                settings[hyper] = (choice.clip, choice.radius, choice.lr_theta)
-                if ctx.repetition == 0:
-                    tables["tuning"] = [{"epsilon": eps, "data": data, **r} for r in choice.rows]
-            else:
-                raise InvalidParameterError(f"hyperparameters must list 'tuned' and/or 'fixed'; got {hyper!r}.")
-        cfgs, tags, privacy_rows = [], [], []
-        for hyper, (clip, radius, lr) in settings.items():
-            noise = theorem33_noise(n, steps, B, rho, eps, delta, scope="sensitive", lipschitz=clip, w_radius=radius)
-            cfg = ref.with_(clip_norm=clip, w_radius=radius, lr_theta=lr, sigma_theta=noise.sigma_theta,
-                            sigma_w=noise.sigma_w)
-            cfgs += [cfg.with_(lam=lam) for lam in lambdas]
-            tags += [(hyper, clip, radius, lr, lam) for lam in lambdas]
-            privacy_rows.append({**privacy, "hyper": hyper, "clip_L": clip, "radius_D": radius, "lr_theta": lr,
-                                 "sigma_theta": noise.sigma_theta, "sigma_w": noise.sigma_w,
-                                 "noise_multiplier": acc["z"], "eps_block_rdp": acc["block"],
-                                 "eps_joint_rdp": acc["joint"], "conditions_ok": noise.conditions.ok,
-                                 "code_group": code_group,
-                                 "guarantee": "nominal: per block, sensitive attribute only, no per-sample clipping"})
-        first = next(iter(settings.values()))
-        nonpriv = ref.with_(clip_norm=first[0], w_radius=first[1], lr_theta=first[2], sigma_theta=0.0,
-                            sigma_w=0.0, lam=0.0)
-        results = train_dp_fermi_batch(Xtr, ytr, str_, [*cfgs, nonpriv], rng=ctx.rng())
-        err0 = _metrics(results[-1].model.predict(Xte), yte, ste, fairness)["error"]
-        records = [{"method": "dp-fermi", "knob": lam, "hyper": hyper, "clip_L": clip, "radius_D": radius,
-                    "lr_theta": lr, "error_nonprivate": err0,
-                    **_metrics(res.model.predict(Xte), yte, ste, fairness)}
-                   for (hyper, clip, radius, lr, lam), res in zip(tags, results[:-1], strict=True)]
-        return records, privacy_rows, tables
-    elif variant in ("strict", "strict-all"):
-        lambdas = [float(v) for v in params.get("strict_lambdas", params["lambdas"])]
-        q, T = opacus_sampling(n, B, epochs)
-        engine = STRICT_SENSITIVE if variant == "strict" else STRICT_ALL_FEATURES
-        # strict: no amplification by subsampling (unclipped non-sensitive part, issue 14 defect 1)
-        q_acc = accounted_sampling_probability(engine, q)
-        z = 0.0 if math.isinf(eps) else calibrate_noise_multiplier(eps, delta, q_acc, T)
-        cfg = engine.with_(**base, noise_multiplier=z)
-        privacy.update(noise_multiplier=z, clip_norm=cfg.clip_norm, steps=T, sampling_probability=q,
-                       accounted_sampling_probability=q_acc,
-                       eps_joint_pld=math.inf if z == 0 else accountant_epsilon(dp_sgd_event(z, q_acc, T), delta),
-                       guarantee=("joint (theta, W), sensitive attribute only, PLD accountant without "
-                                  "amplification by subsampling; P-hat_S public"
-                                  if variant == "strict" else
-                                  "joint (theta, W), all features, PLD accountant; P-hat_S public"))
-        nonpriv = cfg.with_(noise_multiplier=0.0, lam=0.0)
-    else:
-        raise InvalidParameterError(
-            f"variant must be 'reference', 'strict' or 'strict-all'; got {variant!r}.")
-    # all λ and the non-private λ = 0 model in one batched run (shared batches and noise draws)
-    results = train_dp_fermi_batch(Xtr, ytr, str_, [cfg.with_(lam=lam) for lam in lambdas] + [nonpriv],
-                                   rng=ctx.rng())
-    err0 = _metrics(results[-1].model.predict(Xte), yte, ste, fairness)["error"]
-    records = [{"method": "dp-fermi", "knob": lam, "error_nonprivate": err0,
-                **_metrics(res.model.predict(Xte), yte, ste, fairness)}
-               for lam, res in zip(lambdas, results[:-1], strict=True)]
-    return records, [privacy], tables
-
-
-def _baseline(method, params, ctx, Xtr, ytr, str_, Xte, yte, ste):
-    eps = float(params["epsilon"])
-    fairness = params["fairness"]
-    n = Xtr.shape[0]
-    delta = 1.0 / n**2
-    common = dict(epsilon=eps, delta=delta, batch_size=int(params.get("batch_size", 1024)),
-                  lr=float(params.get("baseline_lr", 0.1)), clip_norm=float(params.get("baseline_clip", 1.0)),
-                  rng=ctx.rng())
-    epochs = int(params.get("baseline_epochs", params.get("epochs", 200)))
-    privacy: dict[str, Any] = {"method": method, "epsilon": eps, "delta": delta, "n_train": n}
-    records = []
-    if method == "tran-2021a":
-        res = train_tran_2021a(Xtr, ytr, str_, gammas=[float(g) for g in params["tran_gammas"]],
-                               epochs=epochs, fairness="dp", **common)
-        for g, model in zip(res.gammas, res.models, strict=True):
-            records.append({"method": method, "knob": g, **_metrics(model.predict(Xte), yte, ste, fairness)})
-        privacy.update(noise_multiplier=res.noise_multiplier, steps=res.steps)
-    elif method == "pf-ld":
-        res = train_pf_ld(Xtr, ytr, str_, fairness=fairness, epochs=epochs,
-                          dual_lr=float(params.get("pf_ld_dual_lr", 0.5)), **common)
-        records.append({"method": method, **_metrics(res.model.predict(Xte), yte, ste, fairness)})
-        privacy.update(noise_multiplier=res.noise_multiplier, dual_noise_multiplier=res.dual_noise_multiplier,
-                       steps=res.steps)
-    elif method == "jagielski-2019":
-        res = train_jagielski_2019(Xtr, ytr, str_, bounds=[float(b) for b in params["jagielski_bounds"]],
-                                   rounds=int(params.get("jagielski_rounds", 10)),
-                                   learner_epochs=int(params.get("jagielski_learner_epochs", 5)), **common)
-        P = res.predict_proba(Xte)
-        for j, b in enumerate(res.bounds):
-            records.append({"method": method, "knob": b, **_metrics(P[:, j], yte, ste, fairness)})
-        privacy.update(noise_multiplier=res.noise_multiplier, steps=res.steps,
-                       laplace_epsilon_per_round=res.laplace_epsilon_per_round)
-    else:
-        raise InvalidParameterError(
-            f"method must be dp-fermi, tran-2021a, pf-ld or jagielski-2019; got {method!r}.")
-    privacy["guarantee"] = ("(epsilon, delta)-DP w.r.t. all features if the group cell sizes are public "
-                            "(see the baseline's module)" if method == "jagielski-2019" else
-                            "nominal: the fairness penalty couples the samples of a batch, so per-sample "
-                            "clipping does not bound the sensitivity")
+    eps, delta = float(params["epsilon"]), 1.0 / n**2
+    method, pred, guarantee = fit_predict(str(params[USER_KEY]), Xtr, ytr, str_, Xte,
+                                          random_state=int(ctx.rng().integers(2**31 - 1)), epsilon=eps, delta=delta)
+    records = [{"method": str(params["method"]), **metrics(pred, yte, ste, params["fairness"])}]
+    privacy = {"method": str(params["method"]), "epsilon": guarantee.epsilon, "delta": guarantee.delta,
+               "n_train": n, "guarantee": guarantee.describe(), "declared_label": method.guarantee.label.value,
+               "reference": method.ref}
     return records, [privacy], {}
 
 
@@ -330,12 +112,13 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     data = str(params.get("data", registry.DEFAULT_DATA))
     ds = load_dataset(params["dataset"], data)
     parts = _split(ds, params, ctx, data)
-    method = params["method"]
-    if method == "dp-fermi":
-        records, privacy, tables = _dp_fermi(params, ctx, data, *parts)
+    method = str(params["method"])
+    if params.get(USER_KEY):
+        records, privacy, tables = _run_user_method(params, ctx, parts)
+        label = Label.USER_DECLARED.value
     else:
-        records, privacy, tables = _baseline(method, params, ctx, *parts)
-    label = epsilon_label(method, str(params.get("variant", "reference")))
+        records, privacy, tables = method_registry.get(method).run(params, ctx, data, ds, parts)
+        label = epsilon_label(method, str(params.get("variant", "reference")))
     for row in privacy:
         row.update(eps_label=label, data=data,
                    data_source=ds.source + ("" if ds.canonical else " (DERIVED or INFERRED, not canonical)"))

@@ -204,8 +204,12 @@ def test_every_method_and_variant_has_its_epsilon_label() -> None:
     assert all(epsilon_label(m) in EPS_LABELS for m in ("tran-2021a", "pf-ld", "jagielski-2019"))
     import pytest
 
-    with pytest.raises(InvalidParameterError, match="no ε label"):
+    with pytest.raises(InvalidParameterError, match="declares no guarantee for variant 'paper'"):
         epsilon_label("dp-fermi", "paper")
+    from repro.errors import UnknownNameError
+
+    with pytest.raises(UnknownNameError, match="unknown method 'fairlearn'; choices: tran-2021a, jagielski-2019, dp-fermi, pf-ld"):
+        epsilon_label("fairlearn")
 
 
 def _tuning_params(**kw) -> dict:

@@ -40,15 +40,18 @@ def test_results_identical_with_one_and_two_jobs(env: Path) -> None:
     assert data["source"] in {"credit-card-xls", "credit-card-tsv"}
 
 
-def test_every_method_has_its_epsilon_label() -> None:
+def test_every_method_declares_its_guarantee() -> None:
     # issue 14, defect 3: DP-SGD + Algorithm 2 accounted, thesis DP-FERMI formulas nominal, strict P-hat_S public.
-    from repro.privacy.accounting import EPS_LABELS
-    from repro.studies.thesis import part1_tables as pt
+    from repro.privacy.guarantee import Guarantee
+    from repro.studies.thesis import methods
 
-    assert set(pt.EPS_LABEL) == {*pt.METHODS, pt.BASE} and set(pt.EPS_LABEL.values()) <= set(EPS_LABELS)
-    assert pt.EPS_LABEL[pt.ALG2] == pt.EPS_LABEL[pt.BASE] == "accounted"
-    assert pt.EPS_LABEL[pt.FERMI] == pt.EPS_LABEL[pt.FERMI_OTHER] == "nominal"
-    assert pt.EPS_LABEL[pt.FERMI_STRICT] == "public-statistics caveat"
+    found = methods.methods()
+    assert list(found) == ["DP-FERMI", "DP-FERMI (other group order)", "DP-FERMI (strict)", "Algorithm 2"]
+    labels = {name: m.label() for name, m in found.items()}
+    assert all(isinstance(m.guarantee_for(), Guarantee) for m in found.values())
+    assert labels == {"Algorithm 2": "accounted", "DP-FERMI": "nominal", "DP-FERMI (other group order)": "nominal",
+                      "DP-FERMI (strict)": "public-statistics caveat"}
+    assert found["Algorithm 2"].record_names == ("DP-SGD (before post-processing)", "Algorithm 2")
 
 
 def test_authors_adult_split_re_derives_the_thesis_accountant_inputs(env: Path) -> None:
