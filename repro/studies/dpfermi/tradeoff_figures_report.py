@@ -259,7 +259,8 @@ def _panel(ax, trials: pd.DataFrame, fixed: pd.DataFrame | None, ref: pd.DataFra
             ax.plot(cur["error"], cur["violation"], style, marker="x", markersize=4, color=COLORS["dp-fermi"],
                     alpha=0.8, label=f"DP-FERMI, variant {name} (ours)")
     core = [*_curve_means(trials, "dp-fermi", eps)["error"], *_curve_means(trials, "pf-ld", eps)["error"],
-            *ref[np.isclose(ref["epsilon"], eps)]["error"]]
+            *ref[np.isclose(ref["epsilon"], eps)]["error"],
+            *(e for m in mine for e in _curve_means(trials, m, eps)["error"])]  # a user's method is never cut
     if core:
         right = max(core) + 0.06
         lo, hi = ax.get_xlim()

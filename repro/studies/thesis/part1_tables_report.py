@@ -326,7 +326,7 @@ def _user_lines(bundle, agg, a2) -> list[str]:
             continue
         r = rows.iloc[0]
         eps = bundle.trials.loc[bundle.trials["method"] == method, "eps_total"].mean()
-        text = (f"- **{method}** ({int(r.accuracy_count)} runs on the same splits and seeds as the paper's methods): "
+        text = (f"- **{method}** ({int(r.accuracy_count)} run(s) on the same splits and seeds as the paper's methods): "
                 f"accuracy {r.accuracy_mean:.4f} ± {r.accuracy_std:.4f}, SP gap {r.sp_gap_mean:.4f} ± "
                 f"{r.sp_gap_std:.4f}")
         if not a2.empty:
