@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import shlex
 import sys
 import time
@@ -14,6 +15,7 @@ from repro.engine.report import comparison_rows, format_text, smoke_verdicts_sho
 from repro.engine.results import check_output_dir, write_results
 from repro.engine.runner import BACKENDS, RunConfig, plan_trials, run_experiment
 from repro.engine.spec import ExperimentSpec
+from repro.engine.user_method import load_user_method, with_user_method
 from repro.errors import InvalidParameterError
 
 #: above this many trials, planning takes seconds: say so before starting
@@ -49,16 +51,19 @@ def _dataset_checksums(names: tuple[str, ...]) -> dict[str, str]:
               help="Base seed mixed into every trial's seed (default: the experiment's base_seed, usually 0).")
 @click.option("--set", "set_", multiple=True, metavar="KEY=V[,V...]",
               help="Override a grid axis or fixed parameter, e.g. --set epsilon=1,3 (repeatable).")
+@click.option("--with", "with_", multiple=True, metavar="FILE.py|MOD:CLS",
+              help="Also train your own method (a scikit-learn-style class declaring privacy_guarantee) on the same "
+                   "splits, seeds and privacy budget; see docs/bring-your-own-method.md (repeatable).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table.")
 def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backend: str, variant: str | None,
         out: Path | None, force: bool, no_cache: bool, base_seed: int | None, set_: tuple[str, ...],
-        quiet: bool) -> None:
+        with_: tuple[str, ...], quiet: bool) -> None:
     """Run ID (or `all`): trials over grid x seeds, then CSVs, figures and run.json in DIR/ID/PROFILE.
 
     Completed trials are cached in DIR/.cache, so an interrupted run resumes where it stopped and a
     rerun only recomputes what changed. At the end it prints the paper's values beside ours.
     """
-    specs = resolve_ids(ids)
+    specs = _with_user_methods(resolve_ids(ids), with_)
     if base_seed is not None and base_seed < 0:
         raise InvalidParameterError(f"--base-seed must be >= 0 (it seeds numpy's SeedSequence); got {base_seed}")
     config = RunConfig(profile=profile, seeds=seeds, jobs=jobs, backend=backend, variant=variant,
@@ -99,6 +104,26 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
             click.echo(f"Expected: {' '.join(spec.expected.split())}")
         if config.profile == "smoke":
             click.echo(SMOKE_NOTE_EXACT if verdicts else SMOKE_NOTE)
+
+
+def _with_user_methods(specs: list[ExperimentSpec], refs: tuple[str, ...]) -> list[ExperimentSpec]:
+    """The specs with each ``--with`` method added, checked (contract, study support) before anything runs."""
+    if not refs:
+        return specs
+    methods = [load_user_method(ref) for ref in refs]
+    names = [m.name for m in methods]
+    if len(set(names)) != len(names):
+        raise InvalidParameterError(f"--with: two methods share the name {sorted(n for n in names if names.count(n) > 1)[0]!r}; "
+                                    "rename one class.")
+    out = []
+    for spec in specs:
+        if not getattr(importlib.import_module(spec.trial), "USER_METHODS", False):
+            raise InvalidParameterError(f"--with: {spec.id!r} does not take your own method; it works with the "
+                                        "thesis-table-3.* tables and the tabular dpfermi-fig-* figures.")
+        for method in methods:
+            spec = with_user_method(spec, method)
+        out.append(spec)
+    return out
 
 
 def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) -> None:

@@ -27,6 +27,7 @@ import functools
 import numpy as np
 
 from repro.datasets.adult_raw import ADULT_COLUMNS, drop_missing, one_hot_sorted, read_uci_adult
+from repro.datasets.registry import tabular_dataset
 from repro.datasets.tabular import TabularDataset
 from repro.errors import DataUnavailableError
 
@@ -41,6 +42,7 @@ N_FEATURES = 102
 
 
 
+@tabular_dataset("adult")
 @functools.lru_cache(maxsize=2)
 def load_adult() -> TabularDataset:
     """UCI Adult (adult.data + adult.test), rows with '?' removed: 45,222 × 102, A = sex (Male = 1).

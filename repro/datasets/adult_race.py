@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from repro.datasets.adult_raw import ADULT_COLUMNS, ADULT_SOURCES, read_uci_adult
+from repro.datasets.registry import tabular_dataset
 from repro.datasets.tabular import TabularDataset
 
 __all__ = ["ADULT_SOURCES", "COLUMNS", "load_adult_race", "load_adult_race_frame", "process_adult_race"]
@@ -65,6 +66,7 @@ def load_adult_race_frame() -> pd.DataFrame:
     return process_adult_race(read_uci_adult(ADULT_SOURCES).rename(columns={"sex": "gender"}))
 
 
+@tabular_dataset("adult-race")
 @functools.lru_cache(maxsize=1)
 def load_adult_race() -> TabularDataset:
     """Adult (White/Black) as arrays: X (20 features incl. race), y = income > 50K, s = race (White = 1).

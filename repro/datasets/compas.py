@@ -24,6 +24,7 @@ import functools
 import numpy as np
 import pandas as pd
 
+from repro.datasets.registry import tabular_dataset
 from repro.datasets.store import fetch
 from repro.datasets.tabular import TabularDataset
 
@@ -87,6 +88,7 @@ def load_compas_frame() -> pd.DataFrame:
     return filter_compas(raw)
 
 
+@tabular_dataset("compas")
 @functools.lru_cache(maxsize=1)
 def load_compas() -> TabularDataset:
     """COMPAS as arrays: X (features of :data:`FEATURES`), y = is_recid, s = race (Caucasian = 1).

@@ -26,6 +26,7 @@ import functools
 import numpy as np
 import pandas as pd
 
+from repro.datasets.registry import tabular_dataset
 from repro.datasets.sources import get_source
 from repro.datasets.store import cached_path, fetch, is_obtainable, mirror_path
 from repro.datasets.tabular import TabularDataset
@@ -59,6 +60,7 @@ def _read_raw() -> tuple[pd.DataFrame, str, bool]:
     return pd.read_csv(path, sep="\t"), "credit-card-tsv", get_source("credit-card-tsv").canonical
 
 
+@tabular_dataset("credit-card")
 @functools.lru_cache(maxsize=2)
 def load_credit_card() -> TabularDataset:
     """UCI credit-card default: 30,000 × 85, A = SEX (male = 1), Y = default next month.

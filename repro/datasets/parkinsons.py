@@ -27,6 +27,7 @@ import functools
 import numpy as np
 import pandas as pd
 
+from repro.datasets.registry import tabular_dataset
 from repro.datasets.store import fetch
 from repro.datasets.tabular import TabularDataset
 from repro.errors import DataUnavailableError
@@ -73,6 +74,7 @@ def build_parkinsons(raw: pd.DataFrame) -> TabularDataset:
     )
 
 
+@tabular_dataset("parkinsons")
 @functools.lru_cache(maxsize=1)
 def load_parkinsons() -> TabularDataset:
     """Parkinsons Telemonitoring: 5,875 × 19, Y = total_UPDRS > median, A = sex (female = 1).

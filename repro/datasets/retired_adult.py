@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from repro.datasets.adult_raw import drop_missing, one_hot_sorted
+from repro.datasets.registry import tabular_dataset
 from repro.datasets.store import fetch
 from repro.datasets.tabular import TabularDataset
 from repro.errors import DataUnavailableError
@@ -85,6 +86,7 @@ def build_retired_adult(raw: pd.DataFrame) -> TabularDataset:
     )
 
 
+@tabular_dataset("retired-adult")
 @functools.lru_cache(maxsize=1)
 def load_retired_adult() -> TabularDataset:
     """Retired Adult: 45,849 × 101, Y = income > 50,000, A = gender (Male = 1).

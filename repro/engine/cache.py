@@ -22,6 +22,7 @@ import importlib.util
 import logging
 import os
 import pickle
+import pkgutil
 import tempfile
 from collections.abc import Callable
 from functools import cache
@@ -81,7 +82,24 @@ def _imported_modules(tree: ast.AST, package: str) -> set[str]:
             # ``from repro.pkg import module`` imports a module, not a name
             found.update(f"{base}.{a.name}" for a in node.names
                          if base.startswith("repro") and module_exists(f"{base}.{a.name}"))
+    found.update(_plugin_modules(tree))
     return {m for m in found if m.startswith("repro")}
+
+
+def _plugin_modules(tree: ast.AST) -> set[str]:
+    """Every module of the packages a registry scans at run time, named by its module-level
+    ``__plugin_packages__ = ("repro.pkg", ...)``: code found without an import statement is trial code too."""
+    names: set[str] = set()
+    for node in getattr(tree, "body", []):
+        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__plugin_packages__"
+                                                 for t in node.targets)
+                and isinstance(node.value, (ast.Tuple, ast.List))):
+            for elt in node.value.elts:
+                if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
+                    spec = importlib.util.find_spec(elt.value)
+                    for info in pkgutil.iter_modules(spec.submodule_search_locations or [] if spec else []):
+                        names.add(f"{elt.value}.{info.name}")
+    return names
 
 
 def module_exists(name: str) -> bool:

@@ -345,8 +345,9 @@ def _domain_problem(domain: Any, declared: list[Any], value: Any) -> str:
 
 
 def format_setting(params: Mapping[str, Any]) -> str:
-    """Stable short string of a cell's parameters: ``k=v;k=v`` with sorted keys (``method`` excluded)."""
-    return ";".join(f"{k}={_fmt(v)}" for k, v in sorted(params.items()) if k != "method")
+    """Stable short string of a cell's parameters: ``k=v;k=v`` with sorted keys (``method`` and a user
+    method's ``with`` reference excluded: a user's method shares the setting, splits and seeds of its cell)."""
+    return ";".join(f"{k}={_fmt(v)}" for k, v in sorted(params.items()) if k not in ("method", "with"))
 
 
 def _fmt(v: Any) -> str:

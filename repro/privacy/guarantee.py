@@ -24,7 +24,7 @@ import enum
 import math
 from dataclasses import dataclass, replace
 
-__all__ = ["Guarantee", "Label", "Neighbouring", "NON_PRIVATE", "compose", "STANDARDISED_FEATURES"]
+__all__ = ["Guarantee", "Label", "Neighbouring", "NON_PRIVATE", "is_user_declared", "compose", "STANDARDISED_FEATURES"]
 
 
 class Label(enum.StrEnum):
@@ -128,3 +128,8 @@ def compose(*parts: Guarantee, relation: Neighbouring | None = None, protects: s
     return Guarantee(sum(g.epsilon for g in private), min(sum(g.delta for g in private), 0.999999), label, rel,
                      protects=protects or private[0].protects, caveat="; ".join(caveats),
                      accountant=" + ".join(accountants))
+
+
+def is_user_declared(label: object) -> bool:
+    """Whether a recorded ε label (a :class:`Label` or its text) marks a user's own method (``repro run --with``)."""
+    return str(label) == Label.USER_DECLARED.value

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from repro.datasets import registry
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.learners.dp_fermi import REFERENCE, train_dp_fermi_batch
@@ -36,7 +37,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     pairs = [tuple(float(v) for v in p) for p in params["clip_radius_pairs"]]
     if not pairs or any(len(p) != 2 or min(p) <= 0 for p in pairs):
         raise InvalidParameterError("clip_radius_pairs must be a non-empty list of [L, D] pairs with L, D > 0.")
-    data = str(params.get("data", "authors"))
+    data = str(params.get("data", registry.DEFAULT_DATA))
     ds = load_dataset(str(params["dataset"]), data)
     Xtr, ytr, s_tr, Xte, yte, s_te = _split(ds, params, ctx, data)
     eps = float(params["epsilon"])

@@ -4,7 +4,9 @@ Spec: seed-004-dpfermi.md §4.3–§4.4 (engine switches), §5 (Theorem 3.3 nois
 (datasets, hyperparameters, metrics (10)/(11), curve construction), §8 (baselines), §9.3 (claims),
 Appendix A (released values, in ``experiments/reference_data/dpfermi_released_curves.csv``).
 
-One trial = one (ε, method, repetition). It trains every point of the method's knob grid (λ for
+One trial = one (ε, method, repetition); the methods are the files of :mod:`repro.studies.dpfermi.methods`
+(one per method, found by scanning the folder), and ``repro run ID --with FILE.py`` adds a researcher's own
+(:func:`_run_user_method`). It trains every point of the method's knob grid (λ for
 DP-FERMI, γ for Tran et al. 2021a, the bound B for Jagielski et al. 2019; PF-LD has none) and
 returns one record per point with the test misclassification error, the figure's violation
 (DP (10) or EO (11)) and both violations. DP-FERMI trials also train the non-private λ = 0 model
@@ -34,11 +36,10 @@ Variants:
     The paper's ERMI (W ∈ R^{k×2}, W₀ = 0) with noise only on the s-dependent gradient parts (spec
     §4.4 "Strict-DP mode", engine config ``STRICT_SENSITIVE``): each sample's sensitive θ part clipped
     to C_s = 1, θ noise ×λ, W noise from the exact bound of the sensitive W part, Poisson sampling,
-    one noise multiplier calibrated so that the stated ε holds for the joint (θ, W) mechanism w.r.t.
-    the **sensitive attribute** (the guarantee the paper's Theorem 3.3(a) claims; P̂_S treated as
-    public). A record's unclipped non-sensitive part enters the same noisy sum (issue 14, defect 1),
-    so add/remove amplification by subsampling does not apply; the exact strict accountant
-    (:mod:`repro.privacy.strict_accountant`, issue 21) calibrates z. At λ = 0 the model does not see S, so it is noiseless.
+    one noise multiplier calibrated with the PLD accountant so that the stated ε holds for the joint
+    (θ, W) mechanism w.r.t. the **sensitive attribute** (the guarantee the paper's Theorem 3.3(a)
+    claims; P̂_S treated as public). The accounting takes no amplification by subsampling (q = 1):
+    a record's unclipped non-sensitive part enters the same noisy sum (issue 14, defect 1). At λ = 0 the model does not see S, so it is noiseless.
 ``strict-all`` (``--variant strict-all``)
     The same ERMI with per-sample clipping of the joint (θ, W) gradient (C = 1.5) and the accountant-
     calibrated noise on everything: the stated ε holds w.r.t. **all features** (config
@@ -54,289 +55,49 @@ its own accountant (documented in its module).
 
 from __future__ import annotations
 
-import functools
 import logging
-import math
 from typing import Any
 
-import numpy as np
-
+from repro.datasets import registry
 from repro.engine.trial import TrialContext, TrialOutput
+from repro.engine.user_method import USER_KEY, fit_predict
 from repro.errors import InvalidParameterError
-from repro.fairness.metrics import eq_odds_gap, sp_gap
-from repro.learners.baselines import (
-    jagielski_2019,
-    pf_ld,
-    train_jagielski_2019,
-    train_pf_ld,
-    train_tran_2021a,
-    tran_2021a,
-)
-from repro.learners.dp_fermi import (
-    REFERENCE,
-    STRICT_ALL_FEATURES,
-    STRICT_SENSITIVE,
-    DPFermiConfig,
-    accountant_name,
-    calibrate_privacy,
-    privacy_event,
-    train_dp_fermi_batch,
-)
-from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
-from repro.privacy.accounting import epsilon as accountant_epsilon
-from repro.privacy.accounting import opacus_sampling
-from repro.privacy.dpfermi_noise import accountant_epsilons, group_floor, theorem33_noise
-from repro.privacy.guarantee import Guarantee
+from repro.studies.dpfermi import methods as method_registry
+from repro.studies.dpfermi._tabular import DATASETS, load_dataset, metrics, privileged_group, split
 
-__all__ = ["run_trial", "load_dataset", "method_guarantee"]
+__all__ = ["run_trial", "load_dataset", "epsilon_label", "DATASETS"]
 
-#: the DP-FERMI engine configuration of each variant (its privacy mode decides its guarantee)
-_VARIANT_ENGINE = {"reference": REFERENCE, "strict": STRICT_SENSITIVE, "strict-all": STRICT_ALL_FEATURES}
-
-
-def method_guarantee(method: str, variant: str, epsilon: float, delta: float) -> Guarantee:
-    """The guarantee that ``method`` (and DP-FERMI ``variant``) declares next to its code, at (ε, δ)."""
-    if method == "dp-fermi":
-        if variant not in _VARIANT_ENGINE:
-            raise InvalidParameterError(
-                f"variant must be one of {sorted(_VARIANT_ENGINE)}; got {variant!r}.")
-        return dp_fermi_guarantee(_VARIANT_ENGINE[variant], epsilon, delta)
-    declared = {"tran-2021a": tran_2021a.guarantee, "pf-ld": pf_ld.guarantee,
-                "jagielski-2019": jagielski_2019.guarantee}.get(method)
-    if declared is None:
-        raise InvalidParameterError(
-            f"method must be dp-fermi, tran-2021a, pf-ld or jagielski-2019; got {method!r}.")
-    return declared(epsilon, delta)
+# the names the noise-sweep study and older callers import from here
+_split, _metrics, _privileged_group = split, metrics, privileged_group
 
 log = logging.getLogger(__name__)
 
 VERSION = "2"
+#: `repro run ID --with FILE.py` adds a researcher's method (see :func:`_run_user_method`)
+USER_METHODS = True
 #: the baselines do not depend on the DP-FERMI variant: `--variant strict` reuses their cached trials
-VARIANT_INDEPENDENT_METHODS = ("tran-2021a", "pf-ld", "jagielski-2019")
+VARIANT_INDEPENDENT_METHODS = tuple(name for name, m in method_registry.methods().items() if m.variant_independent)
 
 
-# ------------------------------------------------------------------------------------------ data
-
-#: the two data modes (issue 13, item 2): the authors' processed files with their fixed split, or the
-#: deduplicated canonical data with a split per repetition
-DATA_MODES = ("authors", "clean")
-
-
-@functools.lru_cache(maxsize=8)
-def load_dataset(name: str, data: str = "clean"):
-    """The :class:`repro.datasets.tabular.TabularDataset` of ``name`` in data mode ``data`` (cached per process).
-
-    ``data="authors"``: the authors' processed file rebuilt from the raw data
-    (:mod:`repro.datasets.authors_files`); ``"clean"``: our loader of the canonical data. Spec: seed-004 §7.1.
-    """
-    if data not in DATA_MODES:
-        raise InvalidParameterError(f"data must be one of {', '.join(DATA_MODES)}; got {data!r}.")
-    if data == "authors":
-        from repro.datasets.authors_files import load_authors_dataset
-        return load_authors_dataset(name)
-    if name == "adult":
-        from repro.datasets.adult import load_adult
-        return load_adult()
-    if name == "credit-card":
-        from repro.datasets.credit_card import load_credit_card
-        return load_credit_card()
-    if name == "retired-adult":
-        from repro.datasets.retired_adult import load_retired_adult
-        return load_retired_adult()
-    if name == "parkinsons":
-        from repro.datasets.parkinsons import load_parkinsons
-        return load_parkinsons()
-    raise InvalidParameterError(
-        f"dataset must be one of adult, credit-card, retired-adult, parkinsons; got {name!r}.")
+def epsilon_label(method: str, variant: str = "reference") -> str:
+    """The label of the ε this study reports for ``method`` (and DP-FERMI ``variant``): the method file's
+    declared :class:`repro.privacy.guarantee.Guarantee` (issue 14, defect 3)."""
+    return method_registry.get(method).label(variant)
 
 
-def _split(ds, params: dict[str, Any], ctx: TrialContext, data: str):
-    """The 3:1 split, training-statistics standardization, optional training subsample.
-
-    ``data="authors"``: the authors' fixed split (``df.sample(frac=0.75, random_state=100)``, the same
-    for every repetition); ``"clean"``: a random split per repetition.
-    """
-    from repro.datasets.tabular import standardize, train_test_indices
-
-    rng = ctx.rng("split", ds.name, scope="repetition")
-    if data == "authors":
-        from repro.datasets.authors_files import authors_split
-        train, test = authors_split(ds.n, float(params.get("train_fraction", 0.75)))
-    else:
-        train, test = train_test_indices(ds.n, float(params.get("train_fraction", 0.75)), rng=rng)
-    sub = int(params.get("subsample", 0) or 0)
-    if 0 < sub < train.size:
-        train = np.sort(rng.choice(train, size=sub, replace=False))
-        test = np.sort(rng.choice(test, size=min(test.size, max(sub // 3, 200)), replace=False))
-    X = standardize(ds.X, train, ds.numeric_columns)
-    return (X[train], ds.y[train].astype(np.int64), ds.s[train].astype(np.int64),
-            X[test], ds.y[test].astype(np.int64), ds.s[test].astype(np.int64))
-
-
-def _metrics(prob_pred: np.ndarray, y: np.ndarray, s: np.ndarray, fairness: str) -> dict[str, float]:
-    """Error, DP violation (10), EO violation (11) of (possibly expected) 0/1 predictions."""
-    p = np.asarray(prob_pred, dtype=float)
-    err = float(np.mean(p * (1 - y) + (1 - p) * y))
-    dp = sp_gap(p, s)
-    eo = eq_odds_gap(p, s, y)
-    return {"error": err, "dp_violation": dp, "eo_violation": eo,
-            "violation": dp if fairness == "dp" else eo}
-
-
-def _privileged_group(y: np.ndarray, s: np.ndarray) -> int:
-    rates = [y[s == g].mean() for g in range(int(s.max()) + 1)]
-    return int(np.argmax(rates))
-
-
-# ---------------------------------------------------------------------------------- the methods
-
-def _tuned(params, ctx, data: str, base: DPFermiConfig):
-    """The (L, D, η_θ) chosen by :func:`repro.studies.dpfermi.tuning.tune_reference` for this cell, computed
-    once per run (and cached) for all repetitions: on the authors' fixed training part, or (clean data)
-    on repetition 0's training part. Everything the search depends on (its rows, n, T, ρ, the code's
-    group) is taken from that one training part, never from the calling repetition, so every
-    repetition gets the same choice."""
-    from repro.studies.dpfermi.tuning import TuningGrid, tune_reference
-
-    grid = TuningGrid.from_params(params)
-    eps = float(params["epsilon"])
-    labels = [params["dataset"], data, params["fairness"], eps, int(params.get("subsample", 0) or 0),
-              float(params.get("train_fraction", 0.75))]
-    rep0 = TrialContext(ctx.experiment_id, ctx.setting, ctx.method, 0, ctx.base_seed)
-    if data == "clean":  # the split depends on the experiment and the repetition (rep 0 here)
-        labels.append(ctx.experiment_id)
-    ds = load_dataset(params["dataset"], data)
-    Xtr, ytr, str_ = _split(ds, params, rep0, data)[:3]
+def _run_user_method(params: dict[str, Any], ctx: TrialContext, parts: tuple) -> tuple[list, list, dict, str]:
+    """A researcher's method (``--with``) on the same split as the paper's methods; its budget is the
+    cell's ε with δ = 1/n² (as the baselines)."""
+    Xtr, ytr, str_, Xte, yte, ste = parts
     n = Xtr.shape[0]
-    steps = base.epochs * math.ceil(n / base.batch_size)
-    rho, delta = group_floor(str_), 1.0 / n**2
-    base = base.with_(code_group=_privileged_group(ytr, str_))
-
-    def compute():
-        return tune_reference(Xtr, ytr, str_, base=base, epsilon=eps, n_final=n, steps_final=steps,
-                              rho_final=rho, delta=delta, grid=grid, seed_labels=labels, base_seed=ctx.base_seed)
-
-    key = {"labels": labels, "grid": [grid.clips, grid.radii, grid.lr_thetas, grid.seeds, grid.validation_fraction],
-           "base": repr(base), "n": n, "steps": steps, "rho": rho, "delta": delta, "base_seed": ctx.base_seed}
-    return ctx.shared_value("dpfermi-tuning", key, __name__, compute)
-
-
-def _dp_fermi(params, ctx, data, Xtr, ytr, str_, Xte, yte, ste):
-    eps = float(params["epsilon"])
-    fairness = params["fairness"]
-    variant = params.get("variant", "reference")
-    n = Xtr.shape[0]
-    B = int(params.get("batch_size", 1024))
-    epochs = int(params.get("epochs", 200))
-    steps = epochs * math.ceil(n / B)
-    delta = 1.0 / n**2
-    rho = group_floor(str_)
-    base = dict(lr_theta=float(params.get("lr_theta", 0.005)), lr_w=float(params.get("lr_w", 0.01)),
-                batch_size=B, epochs=epochs, fairness=fairness)
-    privacy: dict[str, Any] = {"method": "dp-fermi", "epsilon": eps, "delta": delta, "n_train": n,
-                               "steps": steps, "rho": rho, "variant": variant}
-    tables: dict[str, list[dict[str, Any]]] = {}
-    if variant == "reference":
-        lambdas = [float(v) for v in params["lambdas"]]
-        acc = accountant_epsilons(n, steps, B, eps, delta)
-        code_group = _privileged_group(ytr, str_)
-        ref = DPFermiConfig(**base, code_group=code_group)
-        # (L, D, η_θ) per hyperparameter setting: `tuned` by the declared validation rule, `fixed` = the
-        # project's earlier reading L = D = 5, η_θ = params lr_theta (issue 13, item 3)
-        settings: dict[str, tuple[float, float, float]] = {}
-        for hyper in params.get("hyperparameters", ["fixed"]):
-            if hyper == "fixed":
-                settings[hyper] = (float(params.get("fixed_clip", 5.0)), float(params.get("fixed_radius", 5.0)),
-                                   base["lr_theta"])
-            elif hyper == "tuned":
-                choice = _tuned(params, ctx, data, ref)
-                settings[hyper] = (choice.clip, choice.radius, choice.lr_theta)
-                if ctx.repetition == 0:
-                    tables["tuning"] = [{"epsilon": eps, "data": data, **r} for r in choice.rows]
-            else:
-                raise InvalidParameterError(f"hyperparameters must list 'tuned' and/or 'fixed'; got {hyper!r}.")
-        cfgs, tags, privacy_rows = [], [], []
-        for hyper, (clip, radius, lr) in settings.items():
-            noise = theorem33_noise(n, steps, B, rho, eps, delta, scope="sensitive", lipschitz=clip, w_radius=radius)
-            cfg = ref.with_(clip_norm=clip, w_radius=radius, lr_theta=lr, sigma_theta=noise.sigma_theta,
-                            sigma_w=noise.sigma_w)
-            cfgs += [cfg.with_(lam=lam) for lam in lambdas]
-            tags += [(hyper, clip, radius, lr, lam) for lam in lambdas]
-            privacy_rows.append({**privacy, "hyper": hyper, "clip_L": clip, "radius_D": radius, "lr_theta": lr,
-                                 "sigma_theta": noise.sigma_theta, "sigma_w": noise.sigma_w,
-                                 "noise_multiplier": acc["z"], "eps_block_rdp": acc["block"],
-                                 "eps_joint_rdp": acc["joint"], "conditions_ok": noise.conditions.ok,
-                                 "code_group": code_group})
-        first = next(iter(settings.values()))
-        nonpriv = ref.with_(clip_norm=first[0], w_radius=first[1], lr_theta=first[2], sigma_theta=0.0,
-                            sigma_w=0.0, lam=0.0)
-        results = train_dp_fermi_batch(Xtr, ytr, str_, [*cfgs, nonpriv], rng=ctx.rng())
-        err0 = _metrics(results[-1].model.predict(Xte), yte, ste, fairness)["error"]
-        records = [{"method": "dp-fermi", "knob": lam, "hyper": hyper, "clip_L": clip, "radius_D": radius,
-                    "lr_theta": lr, "error_nonprivate": err0,
-                    **_metrics(res.model.predict(Xte), yte, ste, fairness)}
-                   for (hyper, clip, radius, lr, lam), res in zip(tags, results[:-1], strict=True)]
-        return records, privacy_rows, tables
-    elif variant in ("strict", "strict-all"):
-        lambdas = [float(v) for v in params.get("strict_lambdas", params["lambdas"])]
-        q, T = opacus_sampling(n, B, epochs)
-        engine = STRICT_SENSITIVE if variant == "strict" else STRICT_ALL_FEATURES
-        # strict: the exact strict accountant (unclipped non-sensitive part, issue 14 defect 1; issue 21)
-        z = 0.0 if math.isinf(eps) else calibrate_privacy(engine, eps, delta, q, T)
-        cfg = engine.with_(**base, noise_multiplier=z)
-        privacy.update(noise_multiplier=z, clip_norm=cfg.clip_norm, steps=T, sampling_probability=q,
-                       accountant=accountant_name(cfg),
-                       eps_joint_pld=math.inf if z == 0 else accountant_epsilon(privacy_event(cfg, z, q, T), delta))
-        nonpriv = cfg.with_(noise_multiplier=0.0, lam=0.0)
-    else:
-        raise InvalidParameterError(
-            f"variant must be 'reference', 'strict' or 'strict-all'; got {variant!r}.")
-    # all λ and the non-private λ = 0 model in one batched run (shared batches and noise draws)
-    results = train_dp_fermi_batch(Xtr, ytr, str_, [cfg.with_(lam=lam) for lam in lambdas] + [nonpriv],
-                                   rng=ctx.rng())
-    err0 = _metrics(results[-1].model.predict(Xte), yte, ste, fairness)["error"]
-    records = [{"method": "dp-fermi", "knob": lam, "error_nonprivate": err0,
-                **_metrics(res.model.predict(Xte), yte, ste, fairness)}
-               for lam, res in zip(lambdas, results[:-1], strict=True)]
-    return records, [privacy], tables
-
-
-def _baseline(method, params, ctx, Xtr, ytr, str_, Xte, yte, ste):
-    eps = float(params["epsilon"])
-    fairness = params["fairness"]
-    n = Xtr.shape[0]
-    delta = 1.0 / n**2
-    common = dict(epsilon=eps, delta=delta, batch_size=int(params.get("batch_size", 1024)),
-                  lr=float(params.get("baseline_lr", 0.1)), clip_norm=float(params.get("baseline_clip", 1.0)),
-                  rng=ctx.rng())
-    epochs = int(params.get("baseline_epochs", params.get("epochs", 200)))
-    privacy: dict[str, Any] = {"method": method, "epsilon": eps, "delta": delta, "n_train": n}
-    records = []
-    if method == "tran-2021a":
-        res = train_tran_2021a(Xtr, ytr, str_, gammas=[float(g) for g in params["tran_gammas"]],
-                               epochs=epochs, fairness="dp", **common)
-        for g, model in zip(res.gammas, res.models, strict=True):
-            records.append({"method": method, "knob": g, **_metrics(model.predict(Xte), yte, ste, fairness)})
-        privacy.update(noise_multiplier=res.noise_multiplier, steps=res.steps)
-    elif method == "pf-ld":
-        res = train_pf_ld(Xtr, ytr, str_, fairness=fairness, epochs=epochs,
-                          dual_lr=float(params.get("pf_ld_dual_lr", 0.5)), **common)
-        records.append({"method": method, **_metrics(res.model.predict(Xte), yte, ste, fairness)})
-        privacy.update(noise_multiplier=res.noise_multiplier, dual_noise_multiplier=res.dual_noise_multiplier,
-                       steps=res.steps)
-    elif method == "jagielski-2019":
-        res = train_jagielski_2019(Xtr, ytr, str_, bounds=[float(b) for b in params["jagielski_bounds"]],
-                                   rounds=int(params.get("jagielski_rounds", 10)),
-                                   learner_epochs=int(params.get("jagielski_learner_epochs", 5)), **common)
-        P = res.predict_proba(Xte)
-        for j, b in enumerate(res.bounds):
-            records.append({"method": method, "knob": b, **_metrics(P[:, j], yte, ste, fairness)})
-        privacy.update(noise_multiplier=res.noise_multiplier, steps=res.steps,
-                       laplace_epsilon_per_round=res.laplace_epsilon_per_round)
-    else:
-        raise InvalidParameterError(
-            f"method must be dp-fermi, tran-2021a, pf-ld or jagielski-2019; got {method!r}.")
-    return records, [privacy], {}
+    eps, delta = float(params["epsilon"]), 1.0 / n**2
+    method, pred, guarantee = fit_predict(str(params[USER_KEY]), Xtr, ytr, str_, Xte,
+                                          random_state=int(ctx.rng().integers(2**31 - 1)), epsilon=eps, delta=delta)
+    records = [{"method": str(params["method"]), **metrics(pred, yte, ste, params["fairness"])}]
+    privacy = {"method": str(params["method"]), "epsilon": guarantee.epsilon, "delta": guarantee.delta,
+               "n_train": n, "guarantee": guarantee.describe(), "declared_label": method.guarantee.label.value,
+               "reference": method.ref}
+    return records, [privacy], {}, guarantee.label.value
 
 
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
@@ -347,20 +108,17 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     fairness = params["fairness"]
     if fairness not in ("dp", "eo"):
         raise InvalidParameterError(f"fairness must be 'dp' or 'eo'; got {fairness!r}.")
-    data = str(params.get("data", "authors"))
+    data = str(params.get("data", registry.DEFAULT_DATA))
     ds = load_dataset(params["dataset"], data)
     parts = _split(ds, params, ctx, data)
-    method = params["method"]
-    if method == "dp-fermi":
-        records, privacy, tables = _dp_fermi(params, ctx, data, *parts)
+    method = str(params["method"])
+    if params.get(USER_KEY):
+        records, privacy, tables, label = _run_user_method(params, ctx, parts)
     else:
-        records, privacy, tables = _baseline(method, params, ctx, *parts)
-    n_train = parts[0].shape[0]
-    declared = method_guarantee(method, str(params.get("variant", "reference")), float(params["epsilon"]),
-                                1.0 / n_train**2)
-    label = declared.label.value
+        records, privacy, tables = method_registry.get(method).run(params, ctx, data, ds, parts)
+        label = epsilon_label(method, str(params.get("variant", "reference")))
     for row in privacy:
-        row.update(eps_label=label, guarantee=declared.describe(), data=data,
+        row.update(eps_label=label, data=data,
                    data_source=ds.source + ("" if ds.canonical else " (DERIVED or INFERRED, not canonical)"))
     for r in records:
         r["eps_label"] = label

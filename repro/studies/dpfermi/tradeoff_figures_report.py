@@ -17,6 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from repro.studies.dpfermi import methods as method_registry
+from repro.studies.methods import is_user_label
+
 __all__ = ["plot", "report_markdown", "released_curves", "lower_envelope", "curve_distance", "claim_verdicts",
            "data_modes", "tuned_hyperparameters",
            "REFERENCE_CSV", "METHOD_LABELS"]
@@ -24,10 +27,24 @@ __all__ = ["plot", "report_markdown", "released_curves", "lower_envelope", "curv
 REFERENCE_CSV = Path(__file__).resolve().parents[3] / "experiments" / "reference_data" / \
     "dpfermi_released_curves.csv"
 
-METHOD_LABELS = {"dp-fermi": "DP-FERMI", "tran-2021a": "Tran et al. (2021a)",
-                 "pf-ld": "Tran et al. (2021b), PF-LD", "jagielski-2019": "Jagielski et al. (2019)"}
-COLORS = {"dp-fermi": "tab:orange", "tran-2021a": "tab:blue", "pf-ld": "tab:red",
-          "jagielski-2019": "tab:green"}
+#: every method file's declared legend label and colour (:mod:`repro.studies.dpfermi.methods`)
+METHOD_LABELS = {name: m.style[name]["label"] for name, m in method_registry.methods().items()}
+COLORS = {name: m.style[name]["color"] for name, m in method_registry.methods().items()}
+#: colours for methods that declare none (a researcher's own, `repro run --with`)
+_SPARE_COLORS = ("tab:purple", "tab:pink", "tab:olive", "tab:cyan", "tab:gray")
+
+
+def _methods(trials: pd.DataFrame) -> list[str]:
+    """Every method of the run to draw: the registered ones in their order, then every other one found."""
+    found = set(trials["method"].astype(str))
+    return [m for m in METHOD_LABELS if m in found] + sorted(found - set(METHOD_LABELS))
+
+
+def user_methods(trials: pd.DataFrame) -> list[str]:
+    """The researcher's methods in a run (rows whose ε is *declared by the user*), sorted."""
+    if "eps_label" not in trials:
+        return []
+    return sorted(trials.loc[trials["eps_label"].map(is_user_label), "method"].astype(str).unique())
 
 
 @functools.lru_cache(maxsize=1)
@@ -206,16 +223,21 @@ def _panel(ax, trials: pd.DataFrame, fixed: pd.DataFrame | None, ref: pd.DataFra
     from repro.plotting import PAPER_MARKER
 
     tuned_label = " (ours, tuned L, D, η_θ)" if fixed is not None else " (ours)"
-    for method in ("tran-2021a", "jagielski-2019", "dp-fermi", "pf-ld"):
+    mine = set(user_methods(trials))
+    spare = iter(_SPARE_COLORS * 4)
+    for method in _methods(trials):
         cur = _curve_means(trials, method, eps)
-        color = COLORS[method]
+        registered = method_registry.methods().get(method)
+        style = dict(registered.style[method]) if registered else {"color": next(spare), "marker": "P"}
+        color = style["color"]
+        name = method if method in mine else f"{METHOD_LABELS.get(method, method)} (ours)"
         if not cur.empty:
-            if method == "pf-ld":
+            if len(cur) == 1 and "marker" in style:  # a method without a knob: one point with its error bars
                 ax.errorbar(cur["error"], cur["violation"], xerr=cur["error_std"], yerr=cur["violation_std"],
-                            fmt="*", color=color, markersize=11, label=f"{METHOD_LABELS[method]} (ours)")
+                            fmt=style["marker"], color=color, markersize=style.get("markersize", 9), label=name)
             else:
                 ax.plot(cur["error"], cur["violation"], "-", marker=".", color=color,
-                        label=METHOD_LABELS[method] + (tuned_label if method == "dp-fermi" else " (ours)"))
+                        label=METHOD_LABELS[method] + tuned_label if method == "dp-fermi" else name)
                 ax.fill_between(cur["error"], cur["violation"] - cur["violation_std"],
                                 cur["violation"] + cur["violation_std"], color=color, alpha=0.25, lw=0)
         if method == "dp-fermi" and fixed is not None:
@@ -237,7 +259,8 @@ def _panel(ax, trials: pd.DataFrame, fixed: pd.DataFrame | None, ref: pd.DataFra
             ax.plot(cur["error"], cur["violation"], style, marker="x", markersize=4, color=COLORS["dp-fermi"],
                     alpha=0.8, label=f"DP-FERMI, variant {name} (ours)")
     core = [*_curve_means(trials, "dp-fermi", eps)["error"], *_curve_means(trials, "pf-ld", eps)["error"],
-            *ref[np.isclose(ref["epsilon"], eps)]["error"]]
+            *ref[np.isclose(ref["epsilon"], eps)]["error"],
+            *(e for m in mine for e in _curve_means(trials, m, eps)["error"])]  # a user's method is never cut
     if core:
         right = max(core) + 0.06
         lo, hi = ax.get_xlim()
@@ -287,7 +310,7 @@ def _series(trials: pd.DataFrame) -> list[tuple[str, str, str | None]]:
     """(label, method, hyper) of every curve to compare with the released values."""
     hypers = [h for h in ("tuned", "fixed") if "hyper" in trials and (trials["hyper"] == h).any()] or [None]
     out = [(f"DP-FERMI ({h})" if h else "DP-FERMI", "dp-fermi", h) for h in hypers]
-    return out + [(METHOD_LABELS[m], m, None) for m in ("tran-2021a", "jagielski-2019", "pf-ld")]
+    return out + [(label, m, None) for m, label in METHOD_LABELS.items() if m != "dp-fermi"]
 
 
 def tuned_hyperparameters(trials: pd.DataFrame) -> pd.DataFrame:
@@ -408,6 +431,7 @@ def report_markdown(bundle) -> str:
                 lines.append("| " + " | ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in r) + " |")
     except Exception:  # noqa: BLE001 - the privacy table is optional in old results
         pass
+    lines.extend(_user_lines(bundle, modes))
     siblings = _sibling_variants(bundle)
     if siblings:
         me = bundle.variant or bundle.spec.variants[0]
@@ -446,3 +470,37 @@ def _sibling_variants(bundle) -> list[tuple[str, pd.DataFrame]]:
         if path.exists() and (path.parent / "run.json").exists():
             out.append((v, pd.read_csv(path)))
     return out
+
+
+def _user_lines(bundle, modes: list[str | None]) -> list[str]:
+    """A researcher's methods (``repro run --with``): error and violation per data mode and ε beside DP-FERMI's
+    lowest violation at no larger error, on the same splits and seeds, with the guarantee the user declared."""
+    trials = bundle.trials
+    mine = user_methods(trials)
+    if not mine:
+        return []
+    try:
+        priv = bundle.table("privacy")
+    except Exception:  # noqa: BLE001 - the privacy table is optional
+        priv = pd.DataFrame(columns=["method"])
+    lines = ["\n**Your methods** (`repro run --with`; same splits, seeds and ε as the paper's methods; the guarantee "
+             "is *declared by the user*, not checked by the project):\n",
+             "| method | data | ε | error | violation | DP-FERMI's lowest violation at ≤ this error | guarantee |",
+             "|---|---|---|---|---|---|---|"]
+    for method in mine:
+        declared = priv[priv["method"] == method]["guarantee"] if "guarantee" in priv else pd.Series(dtype=str)
+        guarantee = str(declared.iloc[0]) if not declared.empty else "declared by the user"
+        for data in modes:
+            sub = _select(trials, data, None)
+            for eps in sorted(sub["epsilon"].unique()):
+                cur = _curve_means(sub, method, eps)
+                if cur.empty:
+                    continue
+                fermi = _curve_means(_select(trials, data, "tuned"), "dp-fermi", eps)
+                env = (lower_envelope(fermi["error"].to_numpy(), fermi["violation"].to_numpy(), cur["error"].iloc[0])
+                       if not fermi.empty else math.nan)
+                lines.append(f"| {method} | {data or '—'} | {eps:g} | {cur['error'].iloc[0]:.4f} ± "
+                             f"{cur['error_std'].iloc[0]:.4f} | {cur['violation'].iloc[0]:.4f} ± "
+                             f"{cur['violation_std'].iloc[0]:.4f} | {_fmt(env)} | {guarantee} |")
+    return lines
+

@@ -1,6 +1,8 @@
 """Study module for ``experiments/thesis-table-3.1.toml`` … ``thesis-table-3.4.toml`` (thesis Part I).
 
-One trial = one method at one cell and repetition:
+One trial = one method at one cell and repetition. The methods are the files of
+:mod:`repro.studies.thesis.methods` (one per method, found by scanning the folder), and a researcher's own
+method joins them with ``repro run ID --with FILE.py`` (:func:`_run_user_method`):
 
 * ``Algorithm 2``: DP-SGD logistic regression on [x, A] (numpy, Opacus semantics) trained on 2/3 of
   the 75 % training part, then Algorithm 2 (Laplace-noised group rates on the other 1/3, the flip
@@ -27,171 +29,75 @@ Spec: seed-003-thesis.md §2.4, §2.7, §3 (Tables 3.1–3.4), §10 P1–P9; see
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any
 
 import numpy as np
 
-from repro.datasets.adult import load_adult
-from repro.datasets.authors_files import authors_split, load_authors_dataset
-from repro.datasets.credit_card import load_credit_card
-from repro.datasets.tabular import Split, TabularDataset, split_indices, split_training_part, standardize
+from repro.datasets import registry
+from repro.datasets.tabular import Split, TabularDataset, split_training_part, standardize
 from repro.engine.trial import TrialContext, TrialOutput
+from repro.engine.user_method import USER_KEY, fit_predict
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import accuracy, sp_gap
-from repro.fairness.private_postprocessing import algorithm2, apply_rule
-from repro.fairness.private_postprocessing import guarantee as algorithm2_guarantee
-from repro.learners.dp_fermi import (
-    REFERENCE,
-    STRICT_ALL_FEATURES,
-    train_dp_fermi,
-)
-from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
-from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
-from repro.learners.dp_sgd import train_dp_sgd_logistic
-from repro.privacy.accounting import (
-    calibrate_noise_multiplier,
-    dp_sgd_epsilon,
-    opacus_sampling,
-)
-from repro.privacy.dpfermi_noise import group_floor, thesis_all_feature_noise
-from repro.privacy.guarantee import compose
+from repro.studies.thesis import methods as method_registry
 
-__all__ = ["VERSION", "METHODS", "run_trial", "prepare"]
+__all__ = ["VERSION", "USER_METHODS", "run_trial", "prepare"]
 
 VERSION = "1"
-
-ALG2 = "Algorithm 2"
-BASE = "DP-SGD (before post-processing)"
-FERMI = "DP-FERMI"
-FERMI_OTHER = "DP-FERMI (other group order)"
-FERMI_STRICT = "DP-FERMI (strict)"
-METHODS = (ALG2, FERMI, FERMI_OTHER, FERMI_STRICT)
-_LOADERS = {"adult": load_adult, "credit-card": load_credit_card}
-#: data modes (issue 13): the authors' file and fixed split, or our clean canonical data
-DATA_MODES = ("authors", "clean")
-_GROUP_INDEX = {"female": 0, "male": 1}
+#: `repro run ID --with FILE.py` adds a researcher's method (see :func:`_run_user_method`)
+USER_METHODS = True
+#: the datasets of Tables 3.1–3.4 (the registry holds more; these are the ones the thesis uses)
+DATASETS = ("adult", "credit-card")
 
 
 @functools.lru_cache(maxsize=8)
-def prepare(dataset: str, base_seed: int, split: str, repetition: int, subsample: int, data: str = "clean"
+def prepare(dataset: str, base_seed: int, split: str, repetition: int, subsample: int, data: str
             ) -> tuple[TabularDataset, Split, np.ndarray]:
     """(dataset, split, standardized X) — cached per worker process.
 
-    ``data="authors"``: the authors' file and their fixed 75/25 split; ``"clean"``: our canonical data
-    and a 75/25 split drawn from the base seed. ``split="fixed"``: one split (and one 2/3–1/3 split of
-    the training part) for every repetition and both ε′ tables of the dataset (as the thesis code: one
-    ``sample(frac=0.75)``); ``"per-repetition"``: a fresh draw per repetition. ``subsample`` > 0 keeps
-    that many random rows first (smoke profile). Standardization uses the 75 % training part's statistics.
+    The data and the 75/25 split come from :mod:`repro.datasets.registry` (``data="authors"``: the
+    authors' file and their fixed split; ``"clean"``: our canonical data and a 75/25 split drawn from
+    the base seed). ``split="fixed"``: one split (and one 2/3–1/3 split of the training part) for
+    every repetition and both ε′ tables of the dataset (as the thesis code: one ``sample(frac=0.75)``);
+    ``"per-repetition"``: a fresh draw per repetition. ``subsample`` > 0 keeps that many random rows
+    first (smoke profile). Standardization uses the 75 % training part's statistics.
     """
-    if dataset not in _LOADERS:
-        raise ValueError(f"unknown dataset {dataset!r}; expected one of {sorted(_LOADERS)}")
-    if data not in DATA_MODES:
-        raise InvalidParameterError(f"data must be one of {', '.join(DATA_MODES)}; got {data!r}.")
-    ds = load_authors_dataset(dataset) if data == "authors" else _LOADERS[dataset]()
+    if dataset not in DATASETS:
+        raise InvalidParameterError(f"dataset must be one of {', '.join(DATASETS)}; got {dataset!r}.")
+    ds = registry.load(dataset, data)
     rep = 0 if split == "fixed" else repetition
     rng = TrialContext("thesis-part1", "", "", rep, base_seed).rng("split", dataset, subsample, scope="repetition")
     if data == "authors":
-        train, test = authors_split(ds.n)
+        train, test = registry.train_test_split(ds.n, data)
         if subsample and subsample < ds.n:  # smoke: a random part of each side, the authors' split kept
             k = max(int(round(subsample * train.size / ds.n)), 2)
             train = rng.choice(train, size=k, replace=False)
             test = np.sort(rng.choice(test, size=max(subsample - k, 2), replace=False))
-        sp = split_training_part(train, test, rng=rng)
     else:
-        if subsample and subsample < ds.n:
+        if subsample and subsample < ds.n:  # smoke: a random part of the rows, then the clean split
             keep = np.sort(rng.choice(ds.n, size=subsample, replace=False))
             ds = TabularDataset(ds.name, ds.X[keep], ds.y[keep], ds.s[keep], ds.feature_names,
                                 ds.numeric_columns, ds.group_names, ds.description, ds.source, ds.canonical)
-        sp = split_indices(ds.n, rng=rng)
+        train, test = registry.train_test_split(ds.n, data, rng=rng)
+    sp = split_training_part(train, test, rng=rng)
     X = standardize(ds.X, sp.full_train, ds.numeric_columns)
     return ds, sp, X
 
 
-def _noise_multiplier(params: dict[str, Any], q: float, steps: int) -> float:
-    if params["variant"] == "thesis-sigma":
-        return float(params["thesis_sigma"]) / float(params["clip_norm"])
-    target = float(params["eps_prime"]) - float(params["eps0"]) - float(params["eps1"])
-    return calibrate_noise_multiplier(target, float(params["delta"]), q, steps)
-
-
-def _run_alg2(ds: TabularDataset, sp: Split, X: np.ndarray, params: dict[str, Any],
-              rng: np.random.Generator) -> TrialOutput:
-    Xa = np.hstack([X, ds.s[:, None].astype(np.float64)])  # input [x, A] (spec §2.7 step 3)
-    n_fit = sp.train.size
-    q, steps = opacus_sampling(n_fit, int(params["batch_size"]), int(params["epochs"]),
-                               rule=str(params["sampling_rule"]))
-    nm = _noise_multiplier(params, q, steps)
-    res = train_dp_sgd_logistic(Xa[sp.train], ds.y[sp.train], noise_multiplier=nm,
-                                clip_norm=float(params["clip_norm"]), lr=float(params["lr"]),
-                                batch_size=int(params["batch_size"]), epochs=int(params["epochs"]),
-                                sampling_rule=str(params["sampling_rule"]), rng=rng)
-    eps0, eps1, delta = float(params["eps0"]), float(params["eps1"]), float(params["delta"])
-    h_post = res.model.predict(Xa[sp.post])
-    rule, rates = algorithm2(h_post, ds.s[sp.post], eps0, eps1, rng=rng)
-    h_test = res.model.predict(Xa[sp.test])
-    y_test, s_test = ds.y[sp.test], ds.s[sp.test]
-    fair = apply_rule(h_test, s_test, rule, rng=rng)
-    eps_sgd = dp_sgd_epsilon(nm, q, steps, delta)
-    eps_sgd_rdp = dp_sgd_epsilon(nm, q, steps, delta, "rdp")
-    common = {"noise_multiplier": nm, "noise_std": nm * float(params["clip_norm"]), "q": q,
-              "steps": float(steps), "eps_dpsgd": eps_sgd, "eps_dpsgd_rdp": eps_sgd_rdp}
-    # each ε's label is what the mechanism declares next to its code (issue 20 item 4, issue 21)
-    base = dp_sgd_guarantee(eps_sgd, delta)
-    alg2 = compose(base, algorithm2_guarantee(eps0, eps1))
-    return TrialOutput(records=[
-        {"method": BASE, "accuracy": accuracy(h_test, y_test), "sp_gap": sp_gap(h_test, s_test),
-         "eps_total": eps_sgd, "eps_label": base.label.value, **common},
-        {"method": ALG2, "accuracy": accuracy(fair, y_test), "sp_gap": sp_gap(fair, s_test),
-         "eps_total": alg2.epsilon, "eps_label": alg2.label.value, **common,
-         "alpha_bar": rates.alpha_bar, "beta_bar": rates.beta_bar,
-         "alpha_tilde": rates.alpha_tilde, "beta_tilde": rates.beta_tilde},
-    ], tables=_provenance(ds, sp))
-
-
-def _provenance(ds: TabularDataset, sp: Split) -> dict[str, list[dict[str, Any]]]:
-    return {"data": [{"dataset": ds.name, "data": "authors" if ds.name.endswith("-authors") else "clean",
-                      "source": ds.source, "canonical": ds.canonical, "rows": ds.n,
-                      "features": ds.d, "n_fit": int(sp.train.size), "n_post": int(sp.post.size),
-                      "n_full_train": int(sp.full_train.size), "n_test": int(sp.test.size)}]}
-
-
-def _run_fermi(method: str, ds: TabularDataset, sp: Split, X: np.ndarray, params: dict[str, Any],
-               rng: np.random.Generator) -> TrialOutput:
-    lam = float(params["lambda"])
+def _run_user_method(ds: TabularDataset, sp: Split, X: np.ndarray, params: dict[str, Any],
+                     ctx: TrialContext) -> TrialOutput:
+    """A researcher's method (``--with``) on DP-FERMI's data: x only (A is passed as ``sensitive_features``),
+    trained on the whole 75 % part, scored on the test rows; its budget is the cell's (ε′, δ′)."""
     tr = sp.full_train
-    n = tr.size
-    epochs, batch = int(params["epochs"]), int(params["batch_size"])
-    eps_prime, delta = float(params["eps_prime"]), float(params["delta"])
-    extra: dict[str, float] = {}
-    if method == FERMI_STRICT:
-        q, steps = opacus_sampling(n, batch, epochs)
-        nm = calibrate_noise_multiplier(eps_prime, delta, q, steps)
-        cfg = STRICT_ALL_FEATURES.with_(lam=lam, epochs=epochs, batch_size=batch, noise_multiplier=nm,
-                           clip_norm=float(params["strict_clip_norm"]),
-                           lr_theta=float(params["fermi_lr_theta"]), lr_w=float(params["fermi_lr_w"]))
-        extra = {"noise_multiplier": nm, "eps_total": dp_sgd_epsilon(nm, q, steps, delta),
-                 "eps_dpsgd_rdp": dp_sgd_epsilon(nm, q, steps, delta, "rdp")}
-    else:
-        steps = epochs * math.ceil(n / batch)
-        sigma_theta, sigma_w = thesis_all_feature_noise(
-            n, steps, group_floor(ds.s[tr]), eps_prime, delta,
-            w_radius=float(params["fermi_w_radius"]), lipschitz=float(params["fermi_lipschitz"]))
-        group = _GROUP_INDEX[str(params["fermi_code_group"])]
-        if method == FERMI_OTHER:
-            group = 1 - group
-        cfg = REFERENCE.with_(lam=lam, epochs=epochs, batch_size=batch, sigma_theta=sigma_theta,
-                              sigma_w=sigma_w, code_group=group,
-                              lr_theta=float(params["fermi_lr_theta"]), lr_w=float(params["fermi_lr_w"]),
-                              clip_norm=float(params["fermi_lipschitz"]),
-                              w_radius=float(params["fermi_w_radius"]))
-        extra = {"sigma_theta": sigma_theta, "sigma_w": sigma_w}
-    res = train_dp_fermi(X[tr], ds.y[tr], ds.s[tr], cfg, rng=rng)
-    pred = res.model.predict(X[sp.test])
-    declared = dp_fermi_guarantee(cfg, eps_prime, delta)
-    return TrialOutput(records=[{"method": method, "accuracy": accuracy(pred, ds.y[sp.test]),
-                                 "sp_gap": sp_gap(pred, ds.s[sp.test]), "eps_label": declared.label.value,
-                                 **extra}])
+    method, pred, guarantee = fit_predict(
+        str(params[USER_KEY]), X[tr], ds.y[tr], ds.s[tr], X[sp.test], random_state=int(ctx.rng().integers(2**31 - 1)),
+        epsilon=float(params["eps_prime"]), delta=float(params["delta"]))
+    return TrialOutput(records=[{"method": str(params["method"]), "accuracy": accuracy(pred, ds.y[sp.test]),
+                                 "sp_gap": sp_gap(pred, ds.s[sp.test]), "eps_total": guarantee.epsilon,
+                                 "eps_label": guarantee.label.value}],
+                       tables={"user_methods": [{"method": method.name, "reference": method.ref,
+                                                 "guarantee": guarantee.describe(),
+                                                 "declared_label": method.guarantee.label.value}]})
 
 
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
@@ -201,9 +107,8 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     if only and method != only:  # `--set only_method=...`: run one method's cells only (e.g. a variant)
         return TrialOutput(records=[])
     ds, sp, X = prepare(str(params["dataset"]), ctx.base_seed, str(params.get("split", "fixed")),
-                        ctx.repetition, int(params.get("subsample", 0)), str(params.get("data", "authors")))
-    if method == ALG2:
-        return _run_alg2(ds, sp, X, params, ctx.rng())
-    if method in (FERMI, FERMI_OTHER, FERMI_STRICT):
-        return _run_fermi(method, ds, sp, X, params, ctx.rng())
-    raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
+                        ctx.repetition, int(params.get("subsample", 0)),
+                        str(params.get("data", registry.DEFAULT_DATA)))
+    if params.get(USER_KEY):
+        return _run_user_method(ds, sp, X, params, ctx)
+    return method_registry.get(method).run(ds, sp, X, params, ctx.rng())

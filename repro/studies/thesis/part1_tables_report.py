@@ -12,19 +12,45 @@ from typing import Any
 
 import pandas as pd
 
-from repro.studies.thesis.part1_tables import ALG2, BASE, FERMI, FERMI_OTHER, FERMI_STRICT
+from repro.studies.methods import is_user_label
+from repro.studies.thesis import methods as method_registry
+from repro.studies.thesis.methods.algorithm2 import ALG2, BASE
+from repro.studies.thesis.methods.dp_fermi import NAME as FERMI
+from repro.studies.thesis.methods.dp_fermi_other_group import NAME as FERMI_OTHER
+from repro.studies.thesis.methods.dp_fermi_strict import NAME as FERMI_STRICT
 
 __all__ = ["plot", "report_markdown"]
 
 # ------------------------------------------------------------------------------ figures, report
 
-_STYLE = {
-    FERMI: {"color": "C0", "marker": "s"},
-    FERMI_OTHER: {"color": "C7", "marker": "v"},
-    FERMI_STRICT: {"color": "C2", "marker": "^"},
-    ALG2: {"color": "C3", "marker": "*"},
-    BASE: {"color": "C1", "marker": "D"},
-}
+#: colours and markers for methods that declare none (e.g. a researcher's own, `repro run --with`)
+_SPARE_STYLES = ({"color": "C4", "marker": "P"}, {"color": "C5", "marker": "X"}, {"color": "C6", "marker": "h"},
+                 {"color": "C8", "marker": "p"}, {"color": "C9", "marker": "d"})
+
+
+def _registered_styles() -> dict[str, dict[str, Any]]:
+    """Record name -> style, in the registry's order (every method file's declared ``style``)."""
+    styles: dict[str, dict[str, Any]] = {}
+    for method in method_registry.methods().values():
+        for record in method.record_names:
+            styles[record] = dict(method.style.get(record, {}))
+    return styles
+
+
+def user_methods(trials) -> list[str]:
+    """The researcher's methods in a run (rows whose ε is *declared by the user*), sorted."""
+    if "eps_label" not in trials:
+        return []
+    return sorted(trials.loc[trials["eps_label"].map(is_user_label), "method"].astype(str).unique())
+
+
+def _styles(trials) -> dict[str, dict[str, Any]]:
+    """Style of every method of the run: the registered ones first, then every other method found."""
+    styles = _registered_styles()
+    others = [m for m in dict.fromkeys(trials["method"].astype(str)) if m not in styles]
+    for i, method in enumerate(others):
+        styles[method] = dict(_SPARE_STYLES[i % len(_SPARE_STYLES)])
+    return styles
 
 
 def data_modes(bundle) -> list[str | None]:
@@ -88,25 +114,26 @@ def _draw(ax, bundle, data: str | None) -> None:
     from repro.plotting import PAPER_MARKER
 
     agg = _agg(bundle)
-    for method in (FERMI, FERMI_OTHER, FERMI_STRICT, BASE, ALG2):
+    styles = _styles(bundle.trials)
+    mine = set(user_methods(bundle.trials))
+    for method, st in styles.items():
         rows = agg[agg["method"] == method]
         if rows.empty:
             continue
-        if "lambda" in rows:
+        curve = "lambda" in rows and rows["lambda"].notna().sum() > 1
+        if curve:
             rows = rows.sort_values("lambda")
-        st = _STYLE[method]
-        curve = method.startswith(FERMI)
         ax.errorbar(rows["sp_gap_mean"], rows["accuracy_mean"], xerr=rows["sp_gap_std"].fillna(0),
                     yerr=rows["accuracy_std"].fillna(0), color=st["color"], marker=st["marker"],
-                    markersize=9 if method == ALG2 else 5, linestyle="-" if curve else "none",
-                    linewidth=1, capsize=2, label=f"{method} (ours)",
-                    alpha=0.55 if method in (FERMI_OTHER, FERMI_STRICT, BASE) else 1.0)
+                    markersize=st.get("markersize", 7 if method in mine else 5),
+                    linestyle="-" if curve else "none", linewidth=1, capsize=2,
+                    label=method if method in mine else f"{method} (ours)", alpha=st.get("alpha", 1.0))
         if curve and method == FERMI:
             for _, r in rows.iterrows():
                 ax.annotate(f"λ={r['lambda']:g}", (r["sp_gap_mean"], r["accuracy_mean"]),
                             textcoords="offset points", xytext=(4, 3), fontsize=6, color=st["color"])
     for method, pts in _paper_points(bundle.spec).items():
-        st = _STYLE.get(method, {"color": "k"})
+        st = styles.get(method, {"color": "k"})
         pts = sorted(pts, key=lambda p: (p[2] is None, p[2] or 0))
         ax.plot([p[0] for p in pts], [p[1] for p in pts], **{**PAPER_MARKER, "color": st["color"],
                 "marker": "*" if method == ALG2 else "o", "markersize": 11 if method == ALG2 else 7},
@@ -259,6 +286,7 @@ def _mode_markdown(bundle, data: str | None) -> str:
             "table's λ: with the true ERMI (small when predictions are nearly group-independent) and clipped, "
             "noised steps, λ in this range barely moves the model. The table's λ values are specific to the "
             "code's one-term surrogate.")
+    lines.extend(_user_lines(bundle, agg, a2))
     summ = bundle.summary
     judged = summ[summ["within"].notna() & summ["metric"].isin(["accuracy", "sp_gap"])]
     fermi_rows = judged[(judged["method"] == FERMI) & (judged["metric"] == "accuracy")]
@@ -284,3 +312,29 @@ def _mode_markdown(bundle, data: str | None) -> str:
               f"{int(data['n_fit'])}, post-processing {int(data['n_post'])}, DP-FERMI trains on "
               f"{int(data['n_full_train'])}, test {int(data['n_test'])}.")
     return "\n".join(lines)
+
+
+def _user_lines(bundle, agg, a2) -> list[str]:
+    """One line per researcher's method (``repro run --with``): its numbers beside Algorithm 2's, on the same
+    splits and seeds, and its guarantee as the user declared it."""
+    lines = []
+    try:
+        declared = bundle.table("user_methods").drop_duplicates("method").set_index("method")
+    except Exception:  # noqa: BLE001 - runs without a user method have no such table
+        declared = None
+    for method in user_methods(bundle.trials):
+        rows = agg[agg["method"] == method]
+        if rows.empty:
+            continue
+        r = rows.iloc[0]
+        eps = bundle.trials.loc[bundle.trials["method"] == method, "eps_total"].mean()
+        text = (f"- **{method}** ({int(r.accuracy_count)} run(s) on the same splits and seeds as the paper's methods): "
+                f"accuracy {r.accuracy_mean:.4f} ± {r.accuracy_std:.4f}, SP gap {r.sp_gap_mean:.4f} ± "
+                f"{r.sp_gap_std:.4f}")
+        if not a2.empty:
+            text += (f" (Algorithm 2: {a2.iloc[0].accuracy_mean:.4f}, {a2.iloc[0].sp_gap_mean:.4f})")
+        guarantee = (f"{declared.loc[method, 'guarantee']}" if declared is not None and method in declared.index
+                     else f"ε = {eps:g}")
+        lines.append(text + f". Privacy: {guarantee} — *declared by the user*, not checked by the project.")
+    return lines
+

@@ -50,7 +50,7 @@ def _population(dataset: str, base_seed: int, noise_multiplier: float, epochs: i
                 ) -> tuple[np.ndarray, np.ndarray, int, int]:
     """(base predictions h on every row, groups a, n₀ and n₁ of the post-processing split) for a
     base model trained once per dataset."""
-    ds, sp, X = prepare(dataset, base_seed, "fixed", 0, subsample)
+    ds, sp, X = prepare(dataset, base_seed, "fixed", 0, subsample, "clean")
     Xa = np.hstack([X, ds.s[:, None].astype(np.float64)])
     rng = TrialContext("thesis-theorem-8", "", "", 0, base_seed).rng("base-model", dataset, scope="repetition")
     res = train_dp_sgd_logistic(Xa[sp.train], ds.y[sp.train], noise_multiplier=noise_multiplier,

@@ -139,7 +139,9 @@ def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant:
         # issue 14 / 21: strict (sensitive only) is accounted by the exact strict accountant, not add/remove
         # amplification by subsampling; strict-all by the PLD of DP-SGD
         assert ("strict accountant" in priv["accountant"]) is (variant == "strict")
-    declared = study.method_guarantee(method, variant, 3.0, priv["delta"])
+    from repro.studies.dpfermi import methods as method_registry
+
+    declared = method_registry.get(method).guarantee_for(variant).with_epsilon(3.0, priv["delta"])
     assert priv["eps_label"] == declared.label.value and priv["guarantee"] == declared.describe()
     assert all(r["eps_label"] == priv["eps_label"] for r in out.records)
     again = study.run_trial(params, ctx)
@@ -161,7 +163,7 @@ def test_run_trial_rejects_bad_input(monkeypatch) -> None:
 
 def test_unknown_dataset() -> None:
     with pytest.raises(Exception, match="dataset must be one of"):
-        study.load_dataset("compas")
+        study.load_dataset("compas", "clean")
 
 
 def test_gain_over_pf_ld_on_the_released_eo_values_matches_the_spec() -> None:
@@ -197,12 +199,13 @@ def test_every_method_and_variant_declares_its_guarantee() -> None:
     # caveat; the authors' reference path is nominal.
     import pytest
 
-    from repro.errors import InvalidParameterError
+    from repro.errors import InvalidParameterError, UnknownNameError
     from repro.privacy.guarantee import Label, Neighbouring
-    from repro.studies.dpfermi.tradeoff_figures import method_guarantee
+    from repro.studies.dpfermi import methods as method_registry
+    from repro.studies.dpfermi.tradeoff_figures import epsilon_label
 
     def g(method: str, variant: str = "reference"):
-        return method_guarantee(method, variant, 1.0, 1e-9)
+        return method_registry.get(method).guarantee_for(variant)
 
     assert g("tran-2021a").label is g("pf-ld").label is Label.NOMINAL
     assert g("jagielski-2019").label is Label.PUBLIC_STATISTICS
@@ -211,10 +214,11 @@ def test_every_method_and_variant_declares_its_guarantee() -> None:
     assert g("dp-fermi", "strict").relation is Neighbouring.REPLACE_SENSITIVE_ATTRIBUTE
     assert g("dp-fermi", "strict-all").relation is Neighbouring.ADD_OR_REMOVE_ONE
     assert all("standardised" in g(m).caveat for m in ("tran-2021a", "pf-ld", "jagielski-2019"))
-    with pytest.raises(InvalidParameterError, match="variant"):
-        g("dp-fermi", "paper")
-    with pytest.raises(InvalidParameterError, match="method"):
-        g("mine")
+    assert epsilon_label("dp-fermi", "strict") == Label.PUBLIC_STATISTICS.value
+    with pytest.raises(InvalidParameterError, match="declares no guarantee for variant 'paper'"):
+        epsilon_label("dp-fermi", "paper")
+    with pytest.raises(UnknownNameError, match="unknown method 'fairlearn'; choices: tran-2021a, jagielski-2019, dp-fermi, pf-ld"):
+        epsilon_label("fairlearn")
 
 
 def _tuning_params(**kw) -> dict:

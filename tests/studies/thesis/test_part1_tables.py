@@ -60,6 +60,22 @@ def test_every_method_reads_its_declared_guarantee() -> None:
     assert fermi(STRICT_ALL_FEATURES, 1.0, 1e-5).label is Label.PUBLIC_STATISTICS
 
 
+def test_every_method_declares_its_guarantee() -> None:
+    # issue 14, defect 3, issue 21: DP-SGD + Algorithm 2 public-statistics caveat, thesis DP-FERMI formulas nominal, strict P-hat_S public.
+    from repro.privacy.guarantee import Guarantee
+    from repro.studies.thesis import methods
+
+    found = methods.methods()
+    assert list(found) == ["DP-FERMI", "DP-FERMI (other group order)", "DP-FERMI (strict)", "Algorithm 2"]
+    labels = {name: m.label() for name, m in found.items()}
+    assert all(isinstance(m.guarantee_for(), Guarantee) for m in found.values())
+    assert labels == {"Algorithm 2": "public-statistics caveat", "DP-FERMI": "nominal",
+                      "DP-FERMI (other group order)": "nominal",
+                      "DP-FERMI (strict)": "public-statistics caveat"}
+    assert found["Algorithm 2"].record_names == ("DP-SGD (before post-processing)", "Algorithm 2")
+
+
+
 def test_authors_adult_split_re_derives_the_thesis_accountant_inputs(env: Path) -> None:
     """Issue 13 fact 1 / spec P4: on the authors' Adult file Algorithm 2 fits on int(2/3 · 45,243) = 30,162 rows,
     so Opacus samples q = 1/30 (thesis: 1024/30,162 ≈ 0.034) for T = 30 · 50 = 1,500 steps: the thesis's inputs."""

@@ -1,0 +1,185 @@
+"""A researcher's own method (``repro run ID --with FILE.py[:Class]`` or ``--with module:Class``), issue 20 item 8.
+
+The contract (``docs/bring-your-own-method.md``, ``examples/my_method.py``): a scikit-learn-style class with
+
+* ``fit(X, y, sensitive_features=...)`` and ``predict(X)`` (``predict_proba`` optional);
+* ``random_state`` in ``__init__``: the runner passes an int drawn from the trial's ``ctx.rng()``;
+* optional ``epsilon`` / ``delta`` in ``__init__``: the runner passes the cell's privacy budget;
+* a class attribute ``privacy_guarantee`` (a :class:`repro.privacy.guarantee.Guarantee`); whatever label it
+  declares, results show it as *declared by the user* (:attr:`Label.USER_DECLARED`): the project has not
+  checked it.
+
+:func:`load_user_method` checks all of this before any trial runs (one-line errors). The method enters the
+plan as one more cell whose ``with`` value names the code and its sha256, so the code's hash is part of the
+trial cache key and an edited method is retrained; the ``with`` value is not part of the cell's seed label,
+so the method sees the same splits and seeds as the paper's methods.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from repro.engine.spec import ExperimentSpec
+from repro.errors import InvalidParameterError
+from repro.privacy.guarantee import Guarantee, Label
+
+__all__ = ["UserMethod", "load_user_method", "resolve", "with_user_method", "fit_predict", "USER_KEY"]
+
+#: the cell key that carries a user method's reference and code hash (not part of the seed label)
+USER_KEY = "with"
+_SUFFIX = " (yours)"
+
+
+@dataclasses.dataclass(frozen=True)
+class UserMethod:
+    """A checked user method: its display name, reference (``where:Class@sha256``), class and guarantee."""
+
+    name: str
+    ref: str
+    cls: type
+    guarantee: Guarantee
+
+
+def _fail(ref: str, problem: str) -> InvalidParameterError:
+    return InvalidParameterError(f"--with {ref}: {problem}")
+
+
+def _load_module(ref: str, where: str) -> tuple[Any, Path]:
+    if where.endswith(".py") or "/" in where or "\\" in where:
+        path = Path(where).expanduser().absolute()
+        if not path.is_file():
+            raise _fail(ref, f"no such file {str(path)!r}; give a .py file or an importable module:Class.")
+        name = "repro_user_method_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)  # type: ignore[union-attr]
+        except Exception as exc:  # noqa: BLE001 - the user's code: say what failed, in one line
+            sys.modules.pop(name, None)
+            raise _fail(ref, f"importing the file failed: {type(exc).__name__}: {exc}") from exc
+        return module, path
+    try:
+        module = importlib.import_module(where)
+    except Exception as exc:  # noqa: BLE001
+        raise _fail(ref, f"cannot import module {where!r} ({type(exc).__name__}: {exc}); give FILE.py or "
+                         "an importable module:Class.") from exc
+    source = inspect.getsourcefile(module)
+    if source is None:
+        raise _fail(ref, f"module {where!r} has no Python source to hash.")
+    return module, Path(source)
+
+
+def _candidates(module: Any) -> list[type]:
+    return [obj for _, obj in sorted(vars(module).items()) if inspect.isclass(obj)
+            and obj.__module__ == module.__name__ and callable(getattr(obj, "fit", None))]
+
+
+def _check_class(ref: str, cls: type) -> Guarantee:
+    guarantee = getattr(cls, "privacy_guarantee", None)
+    if not isinstance(guarantee, Guarantee):
+        raise _fail(ref, f"class {cls.__name__} has no class attribute privacy_guarantee (a "
+                         "repro.privacy.guarantee.Guarantee); declare the guarantee your method claims.")
+    for needed in ("fit", "predict"):
+        if not callable(getattr(cls, needed, None)):
+            raise _fail(ref, f"class {cls.__name__} has no {needed}() method; it needs fit(X, y, "
+                             "sensitive_features=...) and predict(X).")
+    params = inspect.signature(cls.fit).parameters
+    if "sensitive_features" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        raise _fail(ref, f"{cls.__name__}.fit must accept the keyword sensitive_features.")
+    init = inspect.signature(cls.__init__).parameters
+    if "random_state" not in init and not any(p.kind is p.VAR_KEYWORD for p in init.values()):
+        raise _fail(ref, f"{cls.__name__}.__init__ must accept random_state (the runner passes an int).")
+    return guarantee
+
+
+def load_user_method(ref: str) -> UserMethod:
+    """Check ``FILE.py``, ``FILE.py:Class`` or ``module:Class`` against the contract (module docstring)."""
+    where, _, cls_name = ref.rpartition(":") if ref.count(":") and not ref.endswith(".py") else (ref, "", "")
+    if not where:
+        raise _fail(ref, "expected FILE.py, FILE.py:Class or module:Class.")
+    module, path = _load_module(ref, where)
+    if cls_name:
+        cls = getattr(module, cls_name, None)
+        if not inspect.isclass(cls):
+            raise _fail(ref, f"no class {cls_name!r} in {where}; classes there: "
+                             f"{', '.join(c.__name__ for c in _candidates(module)) or 'none'}.")
+    else:
+        found = [c for c in _candidates(module) if isinstance(getattr(c, "privacy_guarantee", None), Guarantee)]
+        if len(found) != 1:
+            names = ", ".join(c.__name__ for c in found)
+            raise _fail(ref, f"found {len(found)} classes with fit() and a privacy_guarantee"
+                             + (f" ({names}); name one: {where}:Class." if found else "; the file must define one."))
+        cls = found[0]
+    guarantee = _check_class(ref, cls)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    location = str(path) if where.endswith(".py") or "/" in where else where
+    return UserMethod(name=cls.__name__ + _SUFFIX, ref=f"{location}:{cls.__name__}@{digest}", cls=cls,
+                      guarantee=guarantee)
+
+
+@functools.lru_cache(maxsize=8)
+def resolve(ref: str) -> UserMethod:
+    """The user method a trial's ``with`` value names, reloaded in the worker; the code must be unchanged."""
+    target, _, digest = ref.rpartition("@")
+    method = load_user_method(target)
+    if method.ref != ref:
+        raise InvalidParameterError(f"--with {target}: the code changed during the run (sha256 {digest[:12]}…); "
+                                    "run again.")
+    return method
+
+
+def with_user_method(spec: ExperimentSpec, method: UserMethod) -> ExperimentSpec:
+    """``spec`` with one more method: the user's, in its own cell(s), crossed with the same grid as the others.
+
+    A file that lists ``cells`` gets one more cell; a file whose grid has a ``method`` axis gets its methods
+    as cells (the rest of the grid is crossed with them as before) plus the user's.
+    """
+    user_cell = {"method": method.name, USER_KEY: method.ref}
+    profiles = dict(spec.profiles)
+    grid = dict(spec.grid or {})
+    top_methods = grid.pop("method", None)
+    cells = None if spec.cells is None else (*spec.cells, user_cell)
+    if top_methods is not None:
+        cells = (*({"method": m} for m in top_methods), user_cell)
+    for name, prof in spec.profiles.items():
+        pgrid = dict(prof.grid or {})
+        methods = pgrid.pop("method", None)
+        pcells = prof.cells
+        if methods is not None:
+            pcells = (*({"method": m} for m in methods), user_cell)
+        elif pcells is not None:
+            pcells = (*pcells, user_cell)
+        profiles[name] = dataclasses.replace(prof, grid=pgrid or None, cells=pcells)
+    if cells is None and all(p.cells is None for p in profiles.values()):
+        raise InvalidParameterError(f"--with: experiment {spec.id!r} has no method axis to add a method to.")
+    return dataclasses.replace(spec, grid=grid or None, cells=cells, profiles=profiles)
+
+
+def fit_predict(ref: str, X_train: np.ndarray, y_train: np.ndarray, s_train: np.ndarray, X_test: np.ndarray,
+                *, random_state: int, epsilon: float, delta: float) -> tuple[UserMethod, np.ndarray, Guarantee]:
+    """Train the user's method on one split and predict the test rows (its 0/1 labels); returns the method,
+    the predictions and its guarantee at the cell's budget, labelled *declared by the user*."""
+    method = resolve(ref)
+    init = inspect.signature(method.cls.__init__).parameters
+    kwargs: dict[str, Any] = {"random_state": random_state}
+    kwargs.update({k: v for k, v in (("epsilon", epsilon), ("delta", delta)) if k in init})
+    est = method.cls(**kwargs)
+    est.fit(X_train, y_train, sensitive_features=s_train)
+    pred = np.asarray(est.predict(X_test), dtype=float)
+    declared = method.guarantee
+    eps = epsilon if "epsilon" in init else declared.epsilon
+    delta_used = delta if "delta" in init else declared.delta
+    caveat = declared.caveat or f"declared {declared.label.value} by the user, not checked by the project"
+    guarantee = dataclasses.replace(declared, epsilon=eps, delta=delta_used, label=Label.USER_DECLARED, caveat=caveat)
+    return method, pred, guarantee

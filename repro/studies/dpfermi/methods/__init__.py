@@ -1,0 +1,23 @@
+"""The methods of the tabular DP-FERMI figures, one file per method (:mod:`repro.studies.methods`).
+
+Each file defines ``METHOD`` whose ``run(params, ctx, data, ds, parts) -> (records, privacy rows, tables)``
+trains every knob point of one (dataset, ε) cell on ``parts`` = (X, y, s) of the training and test rows
+(:func:`repro.studies.dpfermi._tabular.split`). A method may train its knob points in one batched pass.
+"""
+
+from repro.studies.methods import Method, discover, find
+
+__all__ = ["methods", "get"]
+
+#: the trial-code hash covers every module of this folder (the study finds them at run time)
+__plugin_packages__ = ("repro.studies.dpfermi.methods",)
+
+
+def methods() -> dict[str, Method]:
+    """Every method of this folder, by name, in legend order."""
+    return discover(__name__)
+
+
+def get(name: str) -> Method:
+    """The method ``name`` (one-line error naming the choices when unknown)."""
+    return find(__name__, name)

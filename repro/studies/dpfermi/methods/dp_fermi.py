@@ -1,0 +1,156 @@
+"""DP-FERMI (Lowy et al., ICLR 2023) on the tabular figures: every λ of a trial in one batched engine pass.
+
+Variants (``--variant``): ``reference`` (the authors' released code path, (L, D, η_θ) ``tuned`` by
+:mod:`repro.studies.dpfermi.tuning` and/or ``fixed``), ``strict`` and ``strict-all`` (the paper's ERMI with
+accountant-calibrated noise); see :mod:`repro.studies.dpfermi.tradeoff_figures`. All λ of a trial and its
+non-private λ = 0 model are trained together by :func:`repro.learners.dp_fermi.train_dp_fermi_batch` (shared
+batches and noise draws). Spec: seed-004-dpfermi.md §4.3–§4.4, §5, §7.2.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from repro.engine.trial import TrialContext
+from repro.errors import InvalidParameterError
+from repro.learners.dp_fermi import (
+    REFERENCE,
+    STRICT_ALL_FEATURES,
+    STRICT_SENSITIVE,
+    DPFermiConfig,
+    accountant_name,
+    calibrate_privacy,
+    privacy_event,
+    train_dp_fermi_batch,
+)
+from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
+from repro.privacy.accounting import epsilon as accountant_epsilon
+from repro.privacy.accounting import opacus_sampling
+from repro.privacy.dpfermi_noise import accountant_epsilons, group_floor, theorem33_noise
+from repro.studies.dpfermi._tabular import metrics, privileged_group, split
+from repro.studies.methods import Method
+
+#: the DP-FERMI engine configuration of each variant; its privacy mode decides the guarantee, which the
+#: engine declares next to its code (:func:`repro.learners.dp_fermi.guarantee`; ε is filled per cell)
+VARIANT_ENGINE = {"reference": REFERENCE, "strict": STRICT_SENSITIVE, "strict-all": STRICT_ALL_FEATURES}
+GUARANTEES = {variant: dp_fermi_guarantee(engine, math.inf, 0.0) for variant, engine in VARIANT_ENGINE.items()}
+
+
+def _tuned(params, ctx, data: str, ds, base: DPFermiConfig):
+    """The (L, D, η_θ) chosen by :func:`repro.studies.dpfermi.tuning.tune_reference` for this cell, computed
+    once per run (and cached) for all repetitions: on the authors' fixed training part, or (clean data)
+    on repetition 0's training part. Everything the search depends on (its rows, n, T, ρ, the code's
+    group) is taken from that one training part, never from the calling repetition, so every
+    repetition gets the same choice."""
+    from repro.studies.dpfermi.tuning import TuningGrid, tune_reference
+
+    grid = TuningGrid.from_params(params)
+    eps = float(params["epsilon"])
+    labels = [params["dataset"], data, params["fairness"], eps, int(params.get("subsample", 0) or 0),
+              float(params.get("train_fraction", 0.75))]
+    rep0 = TrialContext(ctx.experiment_id, ctx.setting, ctx.method, 0, ctx.base_seed)
+    if data == "clean":  # the split depends on the experiment and the repetition (rep 0 here)
+        labels.append(ctx.experiment_id)
+    Xtr, ytr, str_ = split(ds, params, rep0, data)[:3]
+    n = Xtr.shape[0]
+    steps = base.epochs * math.ceil(n / base.batch_size)
+    rho, delta = group_floor(str_), 1.0 / n**2
+    base = base.with_(code_group=privileged_group(ytr, str_))
+
+    def compute():
+        return tune_reference(Xtr, ytr, str_, base=base, epsilon=eps, n_final=n, steps_final=steps,
+                              rho_final=rho, delta=delta, grid=grid, seed_labels=labels, base_seed=ctx.base_seed)
+
+    key = {"labels": labels, "grid": [grid.clips, grid.radii, grid.lr_thetas, grid.seeds, grid.validation_fraction],
+           "base": repr(base), "n": n, "steps": steps, "rho": rho, "delta": delta, "base_seed": ctx.base_seed}
+    return ctx.shared_value("dpfermi-tuning", key, __name__, compute)
+
+
+def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) -> tuple[list, list, dict]:
+    """Every λ of one (dataset, ε) cell and the non-private λ = 0 model, in one batched pass."""
+    Xtr, ytr, str_, Xte, yte, ste = parts
+    eps = float(params["epsilon"])
+    fairness = params["fairness"]
+    variant = params.get("variant", "reference")
+    n = Xtr.shape[0]
+    B = int(params.get("batch_size", 1024))
+    epochs = int(params.get("epochs", 200))
+    steps = epochs * math.ceil(n / B)
+    delta = 1.0 / n**2
+    rho = group_floor(str_)
+    base = dict(lr_theta=float(params.get("lr_theta", 0.005)), lr_w=float(params.get("lr_w", 0.01)),
+                batch_size=B, epochs=epochs, fairness=fairness)
+    privacy: dict[str, Any] = {"method": "dp-fermi", "epsilon": eps, "delta": delta, "n_train": n,
+                               "steps": steps, "rho": rho, "variant": variant}
+    tables: dict[str, list[dict[str, Any]]] = {}
+    if variant == "reference":
+        lambdas = [float(v) for v in params["lambdas"]]
+        acc = accountant_epsilons(n, steps, B, eps, delta)
+        code_group = privileged_group(ytr, str_)
+        ref = DPFermiConfig(**base, code_group=code_group)
+        # (L, D, η_θ) per hyperparameter setting: `tuned` by the declared validation rule, `fixed` = the
+        # project's earlier reading L = D = 5, η_θ = params lr_theta (issue 13, item 3)
+        settings: dict[str, tuple[float, float, float]] = {}
+        for hyper in params.get("hyperparameters", ["fixed"]):
+            if hyper == "fixed":
+                settings[hyper] = (float(params.get("fixed_clip", 5.0)), float(params.get("fixed_radius", 5.0)),
+                                   base["lr_theta"])
+            elif hyper == "tuned":
+                choice = _tuned(params, ctx, data, ds, ref)
+                settings[hyper] = (choice.clip, choice.radius, choice.lr_theta)
+                if ctx.repetition == 0:
+                    tables["tuning"] = [{"epsilon": eps, "data": data, **r} for r in choice.rows]
+            else:
+                raise InvalidParameterError(f"hyperparameters must list 'tuned' and/or 'fixed'; got {hyper!r}.")
+        cfgs, tags, privacy_rows = [], [], []
+        for hyper, (clip, radius, lr) in settings.items():
+            noise = theorem33_noise(n, steps, B, rho, eps, delta, scope="sensitive", lipschitz=clip, w_radius=radius)
+            cfg = ref.with_(clip_norm=clip, w_radius=radius, lr_theta=lr, sigma_theta=noise.sigma_theta,
+                            sigma_w=noise.sigma_w)
+            cfgs += [cfg.with_(lam=lam) for lam in lambdas]
+            tags += [(hyper, clip, radius, lr, lam) for lam in lambdas]
+            privacy_rows.append({**privacy, "hyper": hyper, "clip_L": clip, "radius_D": radius, "lr_theta": lr,
+                                 "sigma_theta": noise.sigma_theta, "sigma_w": noise.sigma_w,
+                                 "noise_multiplier": acc["z"], "eps_block_rdp": acc["block"],
+                                 "eps_joint_rdp": acc["joint"], "conditions_ok": noise.conditions.ok,
+                                 "code_group": code_group,
+                                 "guarantee": dp_fermi_guarantee(cfg, eps, delta).describe()})
+        first = next(iter(settings.values()))
+        nonpriv = ref.with_(clip_norm=first[0], w_radius=first[1], lr_theta=first[2], sigma_theta=0.0,
+                            sigma_w=0.0, lam=0.0)
+        results = train_dp_fermi_batch(Xtr, ytr, str_, [*cfgs, nonpriv], rng=ctx.rng())
+        err0 = metrics(results[-1].model.predict(Xte), yte, ste, fairness)["error"]
+        records = [{"method": "dp-fermi", "knob": lam, "hyper": hyper, "clip_L": clip, "radius_D": radius,
+                    "lr_theta": lr, "error_nonprivate": err0,
+                    **metrics(res.model.predict(Xte), yte, ste, fairness)}
+                   for (hyper, clip, radius, lr, lam), res in zip(tags, results[:-1], strict=True)]
+        return records, privacy_rows, tables
+    elif variant in ("strict", "strict-all"):
+        lambdas = [float(v) for v in params.get("strict_lambdas", params["lambdas"])]
+        q, T = opacus_sampling(n, B, epochs)
+        engine = VARIANT_ENGINE[variant]
+        # strict: the exact strict accountant (unclipped non-sensitive part, issue 14 defect 1; issue 21);
+        # strict-all: PLD of the Poisson-subsampled Gaussian
+        z = 0.0 if math.isinf(eps) else calibrate_privacy(engine, eps, delta, q, T)
+        cfg = engine.with_(**base, noise_multiplier=z)
+        privacy.update(noise_multiplier=z, clip_norm=cfg.clip_norm, steps=T, sampling_probability=q,
+                       accountant=accountant_name(cfg),
+                       eps_joint_pld=math.inf if z == 0 else accountant_epsilon(privacy_event(cfg, z, q, T), delta),
+                       guarantee=dp_fermi_guarantee(cfg, eps, delta).describe())
+        nonpriv = cfg.with_(noise_multiplier=0.0, lam=0.0)
+    else:
+        raise InvalidParameterError(
+            f"variant must be 'reference', 'strict' or 'strict-all'; got {variant!r}.")
+    # all λ and the non-private λ = 0 model in one batched run (shared batches and noise draws)
+    results = train_dp_fermi_batch(Xtr, ytr, str_, [cfg.with_(lam=lam) for lam in lambdas] + [nonpriv],
+                                   rng=ctx.rng())
+    err0 = metrics(results[-1].model.predict(Xte), yte, ste, fairness)["error"]
+    records = [{"method": "dp-fermi", "knob": lam, "error_nonprivate": err0,
+                **metrics(res.model.predict(Xte), yte, ste, fairness)}
+               for lam, res in zip(lambdas, results[:-1], strict=True)]
+    return records, [privacy], tables
+
+
+METHOD = Method(name="dp-fermi", run=run, guarantee=GUARANTEES, order=30,
+                style={"dp-fermi": {"color": "tab:orange", "label": "DP-FERMI"}})

@@ -1,0 +1,22 @@
+"""The methods of the thesis Part I tables (3.1–3.4), one file per method (:mod:`repro.studies.methods`).
+
+Each file defines ``METHOD`` whose ``run(ds, split, X, params, rng) -> TrialOutput`` trains on the prepared
+split of :func:`repro.studies.thesis.part1_tables.prepare` and scores on its test rows.
+"""
+
+from repro.studies.methods import Method, discover, find
+
+__all__ = ["methods", "get"]
+
+#: the trial-code hash covers every module of this folder (the study finds them at run time)
+__plugin_packages__ = ("repro.studies.thesis.methods",)
+
+
+def methods() -> dict[str, Method]:
+    """Every method of this folder, by name, in table order."""
+    return discover(__name__)
+
+
+def get(name: str) -> Method:
+    """The method ``name`` (one-line error naming the choices when unknown)."""
+    return find(__name__, name)
