@@ -103,7 +103,7 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
 
 def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) -> None:
     """Validate ``spec`` under ``config`` by planning it; announce a plan large enough to take a while."""
-    n_cells = len(spec.expand_cells(config.profile, config.overrides))
+    n_cells = len(spec.expand_cells(config.profile, spec.coerce_overrides(config.overrides)))
     n_seeds = config.seeds or spec.profile(config.profile).seeds
     total = n_cells * n_seeds
     large = total > PLAN_WARN_TRIALS

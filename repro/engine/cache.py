@@ -230,26 +230,35 @@ class TrialCache:
 
 
 _SHARED: dict[str, Any] = {}
+#: digests recomputed in this process under ``refresh`` (``--force`` recomputes each value once per run)
+_REFRESHED: set[str] = set()
 
 
 def shared_value(cache_dir: str | os.PathLike[str] | None, namespace: str, key: dict[str, Any], module: str,
-                 compute: Callable[[], Any]) -> Any:
+                 compute: Callable[[], Any], *, validate: Callable[[Any], bool] | None = None,
+                 refresh: bool = False) -> Any:
     """A value that many trials of a run need (e.g. a hyperparameter search), computed once.
 
     The value is keyed by ``namespace``, ``key`` and :func:`code_version` of ``module`` (the code
     that computes it). With ``cache_dir`` it is kept as a checksummed entry under
     ``<cache_dir>/_shared/<namespace>/`` and guarded by a file lock, so concurrent workers wait for
-    the first one instead of recomputing, and later runs reuse it; without one (``--no-cache``,
-    ``--force``) it is memoized in this process only. ``compute`` must be deterministic.
+    the first one instead of recomputing, and later runs reuse it; without one (``--no-cache``)
+    it is memoized in this process only. ``compute`` must be deterministic.
+
+    ``validate(value) -> bool`` checks the structure of a stored value: an entry that fails it (or
+    its checksum) is named in a warning, deleted and recomputed (issue #24, item 3). ``refresh``
+    (``--force``) recomputes the value once in this process and replaces the stored entry.
     """
     digest = hashlib.sha256(canonical_json({"namespace": namespace, "key": key,
                                             "code": code_version(module)}).encode()).hexdigest()
-    if digest in _SHARED:
+    fresh = refresh and digest not in _REFRESHED
+    if digest in _SHARED and not fresh:
         return _SHARED[digest]
     if cache_dir is None:
         _SHARED[digest] = value = compute()
+        _REFRESHED.add(digest)
         return value
-    store = TrialCache(Path(cache_dir) / "_shared", namespace)
+    store = TrialCache(Path(cache_dir) / "_shared", namespace, validate=validate)
     lock_path = store._path(digest).with_suffix(".lock")
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path, "a") as lock:
@@ -258,9 +267,16 @@ def shared_value(cache_dir: str | os.PathLike[str] | None, namespace: str, key: 
             fcntl.flock(lock, fcntl.LOCK_EX)
         except ImportError:  # no POSIX locks: workers may compute the same value twice (same bytes)
             pass
-        value = store.get(digest)
+        value = None if fresh else store.get(digest)
+        if store.n_corrupt:
+            log.warning("shared value %s/%s (%s) failed its checksum or structure check; recomputed and replaced",
+                        namespace, digest[:12], store._path(digest))
         if value is None:
             value = compute()
+            if validate is not None and not validate(value):
+                raise TypeError(f"shared value {namespace}/{digest[:12]} computed by {module} fails its own "
+                                "structure check (a bug in the study)")
             store.put(digest, value)
     _SHARED[digest] = value
+    _REFRESHED.add(digest)
     return value

@@ -34,6 +34,8 @@ from repro.theory import sample_complexity as sc
 __all__ = ["VERSION", "METHODS", "adult_types", "synthetic_types", "run_trial"]
 
 VERSION = "1"
+#: non-metric value columns of a record (never part of a row's identity)
+VALUES = ("eps_label",)
 
 #: Method label per mode: who the calibration belongs to.
 METHODS = {"nonprivate": "non-private (ε = ∞)", "paper": "paper-calibrated [P]", "corrected": "corrected [X]"}

@@ -25,6 +25,11 @@ from repro.privacy.accounting import NOMINAL
 from repro.privacy.dpfermi_noise import group_floor, theorem33_noise
 from repro.studies.dpfermi.tradeoff_figures import _metrics, _privileged_group, _split, load_dataset
 
+#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
+INDEX = ("clip_L", "radius_D", "lr_theta", "knob")
+#: non-metric value columns of a record (never part of a row's identity)
+VALUES = ("LD", "sigma_theta", "eps_label")
+
 __all__ = ["run_trial"]
 
 

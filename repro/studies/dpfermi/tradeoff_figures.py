@@ -102,6 +102,10 @@ def epsilon_label(method: str, variant: str = "reference") -> str:
 log = logging.getLogger(__name__)
 
 VERSION = "2"
+#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
+INDEX = ("knob", "hyper")
+#: non-metric value columns of a record (never part of a row's identity)
+VALUES = ("clip_L", "radius_D", "lr_theta", "eps_label")
 #: the baselines do not depend on the DP-FERMI variant: `--variant strict` reuses their cached trials
 VARIANT_INDEPENDENT_METHODS = ("tran-2021a", "pf-ld", "jagielski-2019")
 
@@ -193,7 +197,7 @@ def _tuned(params, ctx, data: str, base: DPFermiConfig):
     eps = float(params["epsilon"])
     labels = [params["dataset"], data, params["fairness"], eps, int(params.get("subsample", 0) or 0),
               float(params.get("train_fraction", 0.75))]
-    rep0 = TrialContext(ctx.experiment_id, ctx.setting, ctx.method, 0, ctx.base_seed)
+    rep0 = ctx.for_repetition(0)
     if data == "clean":  # the split depends on the experiment and the repetition (rep 0 here)
         labels.append(ctx.experiment_id)
     ds = load_dataset(params["dataset"], data)
@@ -209,7 +213,15 @@ def _tuned(params, ctx, data: str, base: DPFermiConfig):
 
     key = {"labels": labels, "grid": [grid.clips, grid.radii, grid.lr_thetas, grid.seeds, grid.validation_fraction],
            "base": repr(base), "n": n, "steps": steps, "rho": rho, "delta": delta, "base_seed": ctx.base_seed}
-    return ctx.shared_value("dpfermi-tuning", key, __name__, compute)
+    return ctx.shared_value("dpfermi-tuning", key, __name__, compute, validate=_is_tuning_choice)
+
+
+def _is_tuning_choice(value: Any) -> bool:
+    """Structure of a cached tuning value: a TuningChoice whose (L, D, η_θ) are numbers."""
+    from repro.studies.dpfermi.tuning import TuningChoice
+
+    return isinstance(value, TuningChoice) and all(
+        isinstance(v, (int, float)) for v in (value.clip, value.radius, value.lr_theta, value.validation_error))
 
 
 def _dp_fermi(params, ctx, data, Xtr, ytr, str_, Xte, yte, ste):

@@ -63,6 +63,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 VERSION = "1"
+#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
+INDEX = ("knob",)
 #: importable modules this study needs beyond the base install (the ``vision`` extra)
 REQUIRES = ("jax",)
 CODE_DEPENDENCIES = (

@@ -53,13 +53,15 @@ from repro.bandits.policies import (
     budget_split,
 )
 from repro.bandits.simulate import draw_stream, simulate, stream_contexts
-from repro.engine.trial import TrialContext, TrialOutput
+from repro.engine.trial import TrialContext, TrialOutput, global_rng
 from repro.errors import InvalidParameterError
 from repro.privacy import tree_mechanism as tm
 
 __all__ = ["VERSION", "run_trial", "resolve_environment"]
 
 VERSION = "1"
+#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
+INDEX = ("environment", "epsilon", "delta", "alpha_eps", "alpha_delta")
 
 POLICIES = ("OFUL", "FairGreedy", "PrivateFairGreedy", "Random", "Oracle")
 LABELS = {"OFUL": "OFUL", "FairGreedy": "Fair-Greedy", "PrivateFairGreedy": "Private-Fair-Greedy",
@@ -104,7 +106,7 @@ def _states(params: dict[str, Any]) -> tuple[str, ...] | None:
 def _environment(name: str, n_per_group: int, problem_seed: int, acs_root: str, states: tuple[str, ...] | None,
                  download: bool) -> envs.BanditEnvironment:
     # The problem instance is fixed across seeds (the reference seeds it once with 42).
-    rng = np.random.Generator(np.random.PCG64(problem_seed))
+    rng = global_rng(problem_seed, "pfg-problem")  # a fixed function of problem_seed, whatever the base seed
     if name == "synthetic":
         return envs.make_synthetic(n_per_group=n_per_group, rng=rng)
     if name == "acs-ca-extract":
@@ -266,7 +268,7 @@ def _reference_bootstrap_streams(env: envs.BanditEnvironment, T: int, names: lis
     run_index = {p: i * S + repetition + 1 for i, p in enumerate(order)}
     for p in names:
         run_index.setdefault(p, run_index.get("OFUL", repetition + 1))
-    rng = np.random.Generator(np.random.PCG64([int(params.get("problem_seed", 42)), 1]))
+    rng = global_rng(int(params.get("problem_seed", 42)), "pfg-reference-bootstrap")
     idx = np.arange(n)
     needed = set(run_index.values())
     chains: dict[int, Stream] = {}

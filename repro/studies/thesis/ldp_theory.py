@@ -43,6 +43,8 @@ from repro.privacy.ldp_mechanisms import (
 )
 
 VERSION = "1"
+#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
+INDEX = ("case", "p0", "epsilon", "mechanism", "k")
 
 EPS_GRID = (0.05, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 10.0)
 ZETA_MARGIN = 1e-6

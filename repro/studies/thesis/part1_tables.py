@@ -36,7 +36,7 @@ from repro.datasets.adult import load_adult
 from repro.datasets.authors_files import authors_split, load_authors_dataset
 from repro.datasets.credit_card import load_credit_card
 from repro.datasets.tabular import Split, TabularDataset, split_indices, split_training_part, standardize
-from repro.engine.trial import TrialContext, TrialOutput
+from repro.engine.trial import TrialContext, TrialOutput, global_rng
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import accuracy, sp_gap
 from repro.fairness.private_postprocessing import algorithm2, apply_rule
@@ -59,6 +59,8 @@ from repro.privacy.dpfermi_noise import group_floor, thesis_all_feature_noise
 __all__ = ["VERSION", "METHODS", "EPS_LABEL", "run_trial", "prepare"]
 
 VERSION = "1"
+#: non-metric value columns of a record (never part of a row's identity)
+VALUES = ("eps_label",)
 
 ALG2 = "Algorithm 2"
 BASE = "DP-SGD (before post-processing)"
@@ -92,7 +94,8 @@ def prepare(dataset: str, base_seed: int, split: str, repetition: int, subsample
         raise InvalidParameterError(f"data must be one of {', '.join(DATA_MODES)}; got {data!r}.")
     ds = load_authors_dataset(dataset) if data == "authors" else _LOADERS[dataset]()
     rep = 0 if split == "fixed" else repetition
-    rng = TrialContext("thesis-part1", "", "", rep, base_seed).rng("split", dataset, subsample, scope="repetition")
+    # one split per (dataset, subsample, repetition), shared by Tables 3.1 and 3.2 and Theorem 8
+    rng = global_rng(base_seed, "thesis-part1", "split", dataset, subsample, rep)
     if data == "authors":
         train, test = authors_split(ds.n)
         if subsample and subsample < ds.n:  # smoke: a random part of each side, the authors' split kept

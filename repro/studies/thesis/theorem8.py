@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from repro.engine.trial import TrialContext, TrialOutput
+from repro.engine.trial import TrialContext, TrialOutput, global_rng
 from repro.fairness.private_postprocessing import (
     algorithm1,
     apply_rule,
@@ -52,7 +52,7 @@ def _population(dataset: str, base_seed: int, noise_multiplier: float, epochs: i
     base model trained once per dataset."""
     ds, sp, X = prepare(dataset, base_seed, "fixed", 0, subsample)
     Xa = np.hstack([X, ds.s[:, None].astype(np.float64)])
-    rng = TrialContext("thesis-theorem-8", "", "", 0, base_seed).rng("base-model", dataset, scope="repetition")
+    rng = global_rng(base_seed, "thesis-theorem-8", "base-model", dataset)
     res = train_dp_sgd_logistic(Xa[sp.train], ds.y[sp.train], noise_multiplier=noise_multiplier,
                                 epochs=epochs, rng=rng)
     post = ds.s[sp.post]

@@ -13,7 +13,7 @@ import repro.studies.dpfermi.tradeoff_figures as study
 import repro.studies.dpfermi.tradeoff_figures_report as report
 from repro.datasets.tabular import TabularDataset
 from repro.engine.spec import load_experiment
-from repro.engine.trial import TrialContext
+from repro.engine.trial import TrialContext, TrialKey
 
 EXPERIMENTS = Path(__file__).parents[3] / "experiments"
 FIGS = [2, 3, 4, 6, 7, 8, 9, 10]
@@ -120,7 +120,7 @@ def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant:
                   lambdas=[0.0, 1.0], strict_lambdas=[0.0, 2.0], tran_gammas=[0.0, 1.0],
                   jagielski_bounds=[0.0, 10.0], jagielski_rounds=2, jagielski_learner_epochs=1, epochs=3,
                   baseline_epochs=3, batch_size=256)
-    ctx = TrialContext("test", f"m={method}", method, 0)
+    ctx = TrialContext(TrialKey.of("test", {"method": method}))
     out = study.run_trial(params, ctx)
     n_points = {"dp-fermi": 2, "tran-2021a": 2, "pf-ld": 1, "jagielski-2019": 2}[method]
     assert len(out.records) == n_points
@@ -148,7 +148,7 @@ def test_run_trial_rejects_bad_input(monkeypatch) -> None:
     monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
     base = dict(dataset="synthetic", data="clean", fairness="dp", epsilon=1.0, method="dp-fermi", lambdas=[0.0],
                 epochs=1)
-    ctx = TrialContext("test", "x", "dp-fermi", 0)
+    ctx = TrialContext(TrialKey.of("test", {"method": "dp-fermi", "x": 0}))
     with pytest.raises(Exception, match="fairness"):
         study.run_trial(base | {"fairness": "calibration"}, ctx)
     with pytest.raises(Exception, match="variant"):
@@ -218,7 +218,7 @@ def _tuning_params(**kw) -> dict:
 def test_tuned_and_fixed_settings_are_trained_together(monkeypatch, data: str) -> None:
     """Issue 13 item 3: one (L, D, η_θ) per cell for every repetition, recorded; `fixed` is L = D = 5."""
     monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
-    outs = [study.run_trial(_tuning_params(data=data), TrialContext("test", "cell", "dp-fermi", rep))
+    outs = [study.run_trial(_tuning_params(data=data), TrialContext(TrialKey.of("test", {"method": "dp-fermi"}, repetition=rep)))
             for rep in (0, 1)]
     for out in outs:
         by_hyper = {h: [r for r in out.records if r["hyper"] == h] for h in ("tuned", "fixed")}
@@ -266,5 +266,5 @@ def test_clean_data_tuning_runs_once_for_all_repetitions(monkeypatch) -> None:
     real = tuning.tune_reference
     monkeypatch.setattr(tuning, "tune_reference", lambda *a, **k: calls.append(k["rho_final"]) or real(*a, **k))
     for rep in range(3):
-        study.run_trial(_tuning_params(data="clean", tune_seeds=1), TrialContext("test", "cell", "dp-fermi", rep))
+        study.run_trial(_tuning_params(data="clean", tune_seeds=1), TrialContext(TrialKey.of("test", {"method": "dp-fermi"}, repetition=rep)))
     assert len(calls) == 1

@@ -101,13 +101,13 @@ def test_trial_labels_its_epsilon(variant: str, data_mirror, isolated_data_env, 
     """One tiny trial per variant: ``reference`` reports a nominal ε with the accountant's (larger) ε beside;
     ``strict`` reports an accounted ε whose PLD value equals the stated one (calibrated, within 1 %)."""
     pytest.importorskip("jax")
-    from repro.engine.trial import TrialContext
+    from repro.engine.trial import TrialContext, TrialKey
     from repro.studies.dpfermi.utkface import run_trial
 
     monkeypatch.setenv("REPRO_DATA_MIRROR", str(data_mirror))
     params = {"epsilon": 10.0, "method": "dp-fermi", "variant": variant, "resolution": 16, "epochs": 1,
               "subsample": 200, "lambdas": [0.0, 10.0], "device": "cpu"}
-    out = run_trial(params, TrialContext("dpfermi-fig-5", "epsilon=10.0", "dp-fermi", 0))
+    out = run_trial(params, TrialContext(TrialKey.of("dpfermi-fig-5", {"epsilon": 10.0, "method": "dp-fermi"})))
     assert [r["knob"] for r in out.records] == [0.0, 10.0]
     assert all(0 <= r["error"] <= 1 and 0 <= r["violation"] <= 1 for r in out.records)
     priv = out.tables["privacy"][0]
