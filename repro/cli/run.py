@@ -87,7 +87,10 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         click.echo(format_text(shown))
         if len(rows) > len(shown):
             click.echo(f"... {len(rows) - len(shown)} more rows in {directory / 'summary.csv'}")
-        if not judged:
+        n_paper = int(outcome.summary["paper"].notna().sum()) if "paper" in outcome.summary else 0
+        if not judged and n_paper:  # paper values shown, but the file declares no tolerance to judge them
+            verdict = f"{n_paper} paper values shown (no tolerance declared: none is judged)"
+        elif not judged:
             verdict = "no paper values to compare"
         elif verdicts:
             verdict = f"{ok}/{judged} paper comparisons within tolerance"

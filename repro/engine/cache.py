@@ -256,7 +256,8 @@ def shared_value(cache_dir: str | os.PathLike[str] | None, namespace: str, key: 
         return _SHARED[digest]
     if cache_dir is None:
         _SHARED[digest] = value = compute()
-        _REFRESHED.add(digest)
+        if refresh:
+            _REFRESHED.add(digest)
         return value
     store = TrialCache(Path(cache_dir) / "_shared", namespace, validate=validate)
     lock_path = store._path(digest).with_suffix(".lock")
@@ -278,5 +279,6 @@ def shared_value(cache_dir: str | os.PathLike[str] | None, namespace: str, key: 
                                 "structure check (a bug in the study)")
             store.put(digest, value)
     _SHARED[digest] = value
-    _REFRESHED.add(digest)
+    if refresh:
+        _REFRESHED.add(digest)
     return value

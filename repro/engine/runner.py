@@ -65,12 +65,24 @@ class RunConfig:
             raise InvalidParameterError(f"--seeds must be >= 1; got {self.seeds}")
         if self.jobs == 0 or self.jobs < -1:
             raise InvalidParameterError(f"--jobs must be >= 1 (or -1 for all cores); got {self.jobs}")
-        for key, values in self.overrides.items():
-            validate_param(key, list(values), where="--set")
+        for key, values in self.overrides.items():  # privacy names checked by name, before any spec is read
+            validate_param(key, [_number_or_text(v) for v in values], where="--set")
 
     @property
     def cache_root(self) -> Path:
         return Path(self.out) / ".cache"
+
+
+def _number_or_text(value: Any) -> Any:
+    """A ``--set`` text as a float when it reads as one (for the by-name privacy checks only; the
+    experiment file types every value, :meth:`ExperimentSpec.coerce_overrides`)."""
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        return number if math.isfinite(number) else value  # inf/nan: the typing names it
+    return value
 
 
 @dataclass(frozen=True)
@@ -318,7 +330,8 @@ def _collect(spec: ExperimentSpec, tasks: list[TrialTask], results: Mapping[int,
             rows.append(row)
         for name, trows in output.tables.items():
             lead = {"result_id": spec.id, "method": cell_method, "setting": task.context.setting,
-                    "repetition": task.context.repetition}
+                    "repetition": task.context.repetition,
+                    **{k: v for k, v in task.cell.items() if k != "method"}}  # typed: select by column
             table_rows.setdefault(name, []).extend({**lead, **r} for r in trows)
     trials = pd.DataFrame(rows)
     tables = {name: pd.DataFrame(r) for name, r in table_rows.items()}
