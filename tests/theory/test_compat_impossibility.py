@@ -259,8 +259,7 @@ def _spec() -> dict:
 
 
 def _ctx(cell: dict) -> TrialContext:
-    setting = ";".join(f"{k}={v}" for k, v in sorted(cell.items()))
-    return TrialContext(TrialKey.of("compat-impossibility", {"setting": setting}))
+    return TrialContext(TrialKey.of("compat-impossibility", cell))
 
 
 def _run_all(params_extra: dict) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:

@@ -156,10 +156,10 @@ def _split(ds, params: dict[str, Any], ctx: TrialContext, data: str):
     rng = ctx.rng("split", ds.name, scope="repetition")
     if data == "authors":
         from repro.datasets.authors_files import authors_split
-        train, test = authors_split(ds.n, float(params.get("train_fraction", 0.75)))
+        train, test = authors_split(ds.n, float(params["train_fraction"]))
     else:
-        train, test = train_test_indices(ds.n, float(params.get("train_fraction", 0.75)), rng=rng)
-    sub = int(params.get("subsample", 0) or 0)
+        train, test = train_test_indices(ds.n, float(params["train_fraction"]), rng=rng)
+    sub = int(params["subsample"] or 0)
     if 0 < sub < train.size:
         train = np.sort(rng.choice(train, size=sub, replace=False))
         test = np.sort(rng.choice(test, size=min(test.size, max(sub // 3, 200)), replace=False))
@@ -195,8 +195,8 @@ def _tuned(params, ctx, data: str, base: DPFermiConfig):
 
     grid = TuningGrid.from_params(params)
     eps = float(params["epsilon"])
-    labels = [params["dataset"], data, params["fairness"], eps, int(params.get("subsample", 0) or 0),
-              float(params.get("train_fraction", 0.75))]
+    labels = [params["dataset"], data, params["fairness"], eps, int(params["subsample"] or 0),
+              float(params["train_fraction"])]
     rep0 = ctx.for_repetition(0)
     if data == "clean":  # the split depends on the experiment and the repetition (rep 0 here)
         labels.append(ctx.experiment_id)
@@ -227,14 +227,14 @@ def _is_tuning_choice(value: Any) -> bool:
 def _dp_fermi(params, ctx, data, Xtr, ytr, str_, Xte, yte, ste):
     eps = float(params["epsilon"])
     fairness = params["fairness"]
-    variant = params.get("variant", "reference")
+    variant = params["variant"]
     n = Xtr.shape[0]
-    B = int(params.get("batch_size", 1024))
-    epochs = int(params.get("epochs", 200))
+    B = int(params["batch_size"])
+    epochs = int(params["epochs"])
     steps = epochs * math.ceil(n / B)
     delta = 1.0 / n**2
     rho = group_floor(str_)
-    base = dict(lr_theta=float(params.get("lr_theta", 0.005)), lr_w=float(params.get("lr_w", 0.01)),
+    base = dict(lr_theta=float(params["lr_theta"]), lr_w=float(params["lr_w"]),
                 batch_size=B, epochs=epochs, fairness=fairness)
     privacy: dict[str, Any] = {"method": "dp-fermi", "epsilon": eps, "delta": delta, "n_train": n,
                                "steps": steps, "rho": rho, "variant": variant}
@@ -247,9 +247,9 @@ def _dp_fermi(params, ctx, data, Xtr, ytr, str_, Xte, yte, ste):
         # (L, D, η_θ) per hyperparameter setting: `tuned` by the declared validation rule, `fixed` = the
         # project's earlier reading L = D = 5, η_θ = params lr_theta (issue 13, item 3)
         settings: dict[str, tuple[float, float, float]] = {}
-        for hyper in params.get("hyperparameters", ["fixed"]):
+        for hyper in params["hyperparameters"]:
             if hyper == "fixed":
-                settings[hyper] = (float(params.get("fixed_clip", 5.0)), float(params.get("fixed_radius", 5.0)),
+                settings[hyper] = (float(params["fixed_clip"]), float(params["fixed_radius"]),
                                    base["lr_theta"])
             elif hyper == "tuned":
                 choice = _tuned(params, ctx, data, ref)
@@ -282,7 +282,7 @@ def _dp_fermi(params, ctx, data, Xtr, ytr, str_, Xte, yte, ste):
                    for (hyper, clip, radius, lr, lam), res in zip(tags, results[:-1], strict=True)]
         return records, privacy_rows, tables
     elif variant in ("strict", "strict-all"):
-        lambdas = [float(v) for v in params.get("strict_lambdas", params["lambdas"])]
+        lambdas = [float(v) for v in params["strict_lambdas"]]
         q, T = opacus_sampling(n, B, epochs)
         engine = STRICT_SENSITIVE if variant == "strict" else STRICT_ALL_FEATURES
         # strict: no amplification by subsampling (unclipped non-sensitive part, issue 14 defect 1)
@@ -315,10 +315,10 @@ def _baseline(method, params, ctx, Xtr, ytr, str_, Xte, yte, ste):
     fairness = params["fairness"]
     n = Xtr.shape[0]
     delta = 1.0 / n**2
-    common = dict(epsilon=eps, delta=delta, batch_size=int(params.get("batch_size", 1024)),
-                  lr=float(params.get("baseline_lr", 0.1)), clip_norm=float(params.get("baseline_clip", 1.0)),
+    common = dict(epsilon=eps, delta=delta, batch_size=int(params["batch_size"]),
+                  lr=float(params["baseline_lr"]), clip_norm=float(params["baseline_clip"]),
                   rng=ctx.rng())
-    epochs = int(params.get("baseline_epochs", params.get("epochs", 200)))
+    epochs = int(params["baseline_epochs"])
     privacy: dict[str, Any] = {"method": method, "epsilon": eps, "delta": delta, "n_train": n}
     records = []
     if method == "tran-2021a":
@@ -329,7 +329,7 @@ def _baseline(method, params, ctx, Xtr, ytr, str_, Xte, yte, ste):
         privacy.update(noise_multiplier=res.noise_multiplier, steps=res.steps)
     elif method == "pf-ld":
         res = train_pf_ld(Xtr, ytr, str_, fairness=fairness, epochs=epochs,
-                          dual_lr=float(params.get("pf_ld_dual_lr", 0.5)), **common)
+                          dual_lr=float(params["pf_ld_dual_lr"]), **common)
         records.append({"method": method, **_metrics(res.model.predict(Xte), yte, ste, fairness)})
         privacy.update(noise_multiplier=res.noise_multiplier, dual_noise_multiplier=res.dual_noise_multiplier,
                        steps=res.steps)
@@ -360,7 +360,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     fairness = params["fairness"]
     if fairness not in ("dp", "eo"):
         raise InvalidParameterError(f"fairness must be 'dp' or 'eo'; got {fairness!r}.")
-    data = str(params.get("data", "authors"))
+    data = str(params["data"])
     ds = load_dataset(params["dataset"], data)
     parts = _split(ds, params, ctx, data)
     method = params["method"]
@@ -368,7 +368,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         records, privacy, tables = _dp_fermi(params, ctx, data, *parts)
     else:
         records, privacy, tables = _baseline(method, params, ctx, *parts)
-    label = epsilon_label(method, str(params.get("variant", "reference")))
+    label = epsilon_label(method, str(params["variant"]))
     for row in privacy:
         row.update(eps_label=label, data=data,
                    data_source=ds.source + ("" if ds.canonical else " (DERIVED or INFERRED, not canonical)"))

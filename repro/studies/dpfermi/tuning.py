@@ -51,8 +51,8 @@ class TuningGrid:
         grid = cls(clips=tuple(float(v) for v in params["tune_clips"]),
                    radii=tuple(float(v) for v in params["tune_radii"]),
                    lr_thetas=tuple(float(v) for v in params["tune_lr_thetas"]),
-                   seeds=int(params.get("tune_seeds", 3)),
-                   validation_fraction=float(params.get("tune_validation_fraction", 0.2)))
+                   seeds=int(params["tune_seeds"]),
+                   validation_fraction=float(params["tune_validation_fraction"]))
         if not (grid.clips and grid.radii and grid.lr_thetas) or grid.seeds < 1:
             raise InvalidParameterError("tune_clips, tune_radii and tune_lr_thetas must be non-empty and "
                                         "tune_seeds >= 1; set them in the experiment's [params].")

@@ -171,13 +171,13 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     if kind not in METRIC_NAME:
         raise InvalidParameterError(f"`fairness` must be 'sp' or 'meo'; got {kind!r}")
     metric = METRIC_NAME[kind]
-    epsilons = tuple(float(e) for e in params.get("epsilons", (0.2, 1.0, 4.0)))
-    tolerances = np.array(sorted(float(t) for t in params.get("tolerances", DEFAULT_TOLERANCES)))
-    divergences = [str(d) for d in params.get("divergences", ["kl", "ce"])]
-    reg_param = params.get("admm_reg", "reference")
+    epsilons = tuple(float(e) for e in params["epsilons"])
+    tolerances = np.array(sorted(float(t) for t in params["tolerances"]))
+    divergences = [str(d) for d in params["divergences"]]
+    reg_param = params["admm_reg"]
     reg = None if reg_param == "reference" else float(reg_param)
-    shared = _shared_fits(dataset, int(params.get("subsample", 0)), int(ctx.repetition), int(ctx.base_seed), epsilons,
-                          float(params.get("test_size", 0.3)))
+    shared = _shared_fits(dataset, int(params["subsample"]), int(ctx.repetition), int(ctx.base_seed), epsilons,
+                          float(params["test_size"]))
     yte, ste = shared["yte"], shared["ste"]
     records: list[dict[str, Any]] = []
     base_unfair = _unfairness(kind, shared["pred_base"], yte, ste)
@@ -200,8 +200,8 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         for alpha in tolerances:
             t0 = time.perf_counter()
             G = fp.build_constraints(kind, alpha, p_tr, oh_tr, p_ys, rng=rng)
-            res = fp.admm(G, p_tr, divergence=div, max_iter=int(params.get("admm_max_iter", 500)), reg=reg,
-                          tol=float(params.get("admm_tol", 0.0)))
+            res = fp.admm(G, p_tr, divergence=div, max_iter=int(params["admm_max_iter"]), reg=reg,
+                          tol=float(params["admm_tol"]))
             G_te = fp.build_constraints(kind, alpha, p_te, oh_te, p_ys, rng=rng)
             h = fp.predict_projected(p_te, G_te, res.lam, div)
             pred = (h[:, 1] > 0.5).astype(np.int64)

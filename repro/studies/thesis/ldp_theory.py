@@ -186,14 +186,14 @@ def _zeta_min(eps_grid: tuple[float, ...]) -> list[dict[str, Any]]:
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     """Run one theory check (``params['check']``); every record is one verified instance."""
     check = str(params["check"])
-    n = int(params.get("n_random", 2000))
-    eps_nb = tuple(float(e) for e in params.get("epsilons_nonbinary", EPS_GRID))
+    n = int(params["n_random"])
+    eps_nb = tuple(float(e) for e in params["epsilons_nonbinary"])
     if check == "lemma13":
         rows = _lemma13(n, ctx.rng())
     elif check == "lemma16":
         rows = _lemma16(n, ctx.rng())
     elif check == "theorem14":
-        rows = _theorem14(int(params.get("grid_points", 200_001)))
+        rows = _theorem14(int(params["grid_points"]))
     elif check == "ldp":
         rows = _ldp(eps_nb)
     elif check == "zeta-one":

@@ -198,11 +198,11 @@ def _run_fermi(method: str, ds: TabularDataset, sp: Split, X: np.ndarray, params
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     """One method at one cell (see the module docstring). Spec: seed-003 §2.7, §3.3."""
     method = str(params["method"])
-    only = str(params.get("only_method", ""))
+    only = str(params["only_method"])
     if only and method != only:  # `--set only_method=...`: run one method's cells only (e.g. a variant)
         return TrialOutput(records=[])
-    ds, sp, X = prepare(str(params["dataset"]), ctx.base_seed, str(params.get("split", "fixed")),
-                        ctx.repetition, int(params.get("subsample", 0)), str(params.get("data", "authors")))
+    ds, sp, X = prepare(str(params["dataset"]), ctx.base_seed, str(params["split"]),
+                        ctx.repetition, int(params["subsample"]), str(params["data"]))
     if method == ALG2:
         return _run_alg2(ds, sp, X, params, ctx.rng())
     if method in (FERMI, FERMI_OTHER, FERMI_STRICT):

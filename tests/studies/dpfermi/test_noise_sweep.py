@@ -12,7 +12,11 @@ import repro.studies.dpfermi.noise_sweep as study
 import repro.studies.dpfermi.noise_sweep_report as report
 from repro.datasets.tabular import TabularDataset
 from repro.engine.spec import load_experiment
+from repro.engine.spec import load_experiment as _load
 from repro.engine.trial import TrialContext, TrialKey
+
+#: the experiment file's [params]: the one source of the study's defaults
+FILE_PARAMS = {**_load(Path(__file__).parents[3] / "experiments" / "dpfermi-noise-sweep.toml").params, "variant": "reference"}
 
 EXPERIMENTS = Path(__file__).parents[3] / "experiments"
 
@@ -27,7 +31,7 @@ def _synthetic(n: int = 1600) -> TabularDataset:
 
 
 def _params(**kw) -> dict:
-    return dict(dataset="synthetic", data="clean", fairness="dp", epsilon=1.0, epochs=2, batch_size=256,
+    return FILE_PARAMS | dict(dataset="synthetic", data="clean", fairness="dp", epsilon=1.0, epochs=2, batch_size=256,
                 clip_radius_pairs=[[1.0, 1.0], [1.0, 5.0], [5.0, 5.0]], lambdas=[0.0, 0.5],
                 lr_thetas=[0.005, 0.01]) | kw
 

@@ -13,7 +13,11 @@ import repro.studies.dpfermi.tradeoff_figures as study
 import repro.studies.dpfermi.tradeoff_figures_report as report
 from repro.datasets.tabular import TabularDataset
 from repro.engine.spec import load_experiment
+from repro.engine.spec import load_experiment as _load
 from repro.engine.trial import TrialContext, TrialKey
+
+#: the experiment file's [params]: the one source of the study's defaults
+FILE_PARAMS = dict(_load(Path(__file__).parents[3] / "experiments" / "dpfermi-fig-2.toml").params)
 
 EXPERIMENTS = Path(__file__).parents[3] / "experiments"
 FIGS = [2, 3, 4, 6, 7, 8, 9, 10]
@@ -116,7 +120,8 @@ def _synthetic(n: int = 1600, seed: int = 0) -> TabularDataset:
     ("pf-ld", "eo", "reference"), ("jagielski-2019", "eo", "reference")])
 def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant: str) -> None:
     monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
-    params = dict(dataset="synthetic", data="clean", fairness=fairness, epsilon=3.0, method=method, variant=variant,
+    params = FILE_PARAMS | dict(dataset="synthetic", data="clean", fairness=fairness, epsilon=3.0, method=method,
+                                variant=variant,
                   lambdas=[0.0, 1.0], strict_lambdas=[0.0, 2.0], tran_gammas=[0.0, 1.0],
                   jagielski_bounds=[0.0, 10.0], jagielski_rounds=2, jagielski_learner_epochs=1, epochs=3,
                   baseline_epochs=3, batch_size=256)
@@ -209,7 +214,7 @@ def test_every_method_and_variant_has_its_epsilon_label() -> None:
 
 
 def _tuning_params(**kw) -> dict:
-    return dict(dataset="synthetic", fairness="dp", epsilon=1.0, method="dp-fermi", variant="reference",
+    return FILE_PARAMS | dict(dataset="synthetic", fairness="dp", epsilon=1.0, method="dp-fermi", variant="reference",
                 lambdas=[0.0, 1.0], epochs=2, batch_size=256, hyperparameters=["tuned", "fixed"],
                 tune_clips=[1.0, 5.0], tune_radii=[1.0, 5.0], tune_lr_thetas=[0.005, 0.01], tune_seeds=2) | kw
 
