@@ -6,8 +6,15 @@ A study module is the code behind one or more experiment files. It lives in
 
 ``run_trial(params: dict, ctx: TrialContext) -> TrialOutput | dict[str, float]``
     Required. A pure function of ``params`` (the experiment's fixed ``params``, one grid cell and
-    ``variant``) and the randomness in ``ctx``. A plain dict is one record of metrics for the
-    cell's method.
+    ``variant``, each typed as the experiment file declares it; read declared keys as
+    ``params[key]``: the file is the one source of defaults) and the randomness in ``ctx``. A
+    plain dict is one record of metrics for the cell's method.
+``INDEX: tuple[str, ...]`` and ``VALUES: tuple[str, ...]``
+    Optional. The non-metric keys its records may hold (issue #20, item 3): ``INDEX`` keys identify
+    a row besides the grid keys (``lambda``/``knob`` when one trial sweeps internally, a fold) and
+    group the summary; ``VALUES`` are value columns (an ε label, a tuned hyperparameter, a computed
+    σ), kept in ``trials.csv`` and never part of a row's identity. A record may also repeat one of
+    its own parameters. Any other key fails the run, naming it, before results are written.
 ``VERSION: str``
     Optional. Bump to invalidate cached trials for a reason the code hash cannot see (e.g. a
     changed data file). The study module and every ``repro`` module it imports, transitively,
