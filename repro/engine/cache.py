@@ -1,9 +1,9 @@
 """On-disk cache of completed trials.
 
-One file per trial, ``<root>/<experiment id>/<key[:2]>/<key>.pkl``, where ``key`` is the sha256
-of everything that changes a trial's result: experiment id, params (fixed params, cell,
-variant), repetition, base seed and the code version of the study (a content hash of the study
-module and every repro module it imports). Progress bars, worker counts and backends are not
+One file per trial, ``<root>/<experiment id>/<key[:2]>/<key>.pkl``, where ``key`` is
+:meth:`repro.engine.identity.TrialKey.cache_key`: the sha256 of everything that changes a trial's
+result: experiment id, typed params (fixed params, cell), variant, repetition, base seed and the
+code version of the study (a content hash of the study module and every repro module it imports). Progress bars, worker counts and backends are not
 part of the key. Entries are written atomically (temporary
 file in the same folder, then :func:`os.replace`), so a killed run never leaves a half-written
 entry; failed trials are never written.
@@ -32,8 +32,7 @@ from repro import __version__
 from repro.engine.identity import canonical_json
 
 __all__ = ["TrialCache", "atomic_write_bytes", "atomic_write_text", "code_version", "module_exists", "shared_value",
-           "trial_code_modules",
-           "trial_key"]
+           "trial_code_modules"]
 
 log = logging.getLogger(__name__)
 
@@ -156,18 +155,6 @@ def code_version(module_name: str) -> str:
     digests = sorted(_trial_code_digests(module_name).values())
     h = hashlib.sha256("\n".join(digests).encode())
     return f"{__version__}+{getattr(module, 'VERSION', '0')}+{h.hexdigest()[:16]}"
-
-
-def trial_key(*, experiment_id: str, params: dict[str, Any], repetition: int, base_seed: int,
-              code: str) -> str:
-    """sha256 of the canonical JSON of what determines a trial's result.
-
-    The study module's dotted path is not part of it: the code is identified by its content
-    (:func:`code_version`), so moving a module keeps its cached trials.
-    """
-    payload = {"experiment": experiment_id, "params": params,
-               "repetition": repetition, "base_seed": base_seed, "code": code}
-    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 
 _MAGIC = b"repro-trial-v2\n"
