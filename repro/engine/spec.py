@@ -75,7 +75,7 @@ def experiments_dir() -> Path:
     env = os.environ.get("REPRO_EXPERIMENTS_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[1] / "experiments"
+    return Path(__file__).resolve().parents[2] / "experiments"
 
 
 @dataclass(frozen=True)

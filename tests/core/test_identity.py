@@ -267,3 +267,12 @@ def test_force_recomputes_and_replaces_a_shared_value(tmp_path: Path) -> None:
     assert cache_mod.shared_value(*args, lambda: "newer", refresh=True) == "new"  # once per process
     cache_mod._SHARED.clear()
     assert cache_mod.shared_value(*args, lambda: "x") == "new"  # and stored
+
+
+def test_the_default_experiments_folder_is_the_checkouts(monkeypatch) -> None:
+    """Since the machine moved to repro/engine/, the default folder must still be <checkout>/experiments."""
+    from repro.engine.spec import experiments_dir
+
+    monkeypatch.delenv("REPRO_EXPERIMENTS_DIR", raising=False)
+    assert experiments_dir() == Path(__file__).resolve().parents[2] / "experiments"
+    assert (experiments_dir() / "thesis-table-3.1.toml").is_file()
