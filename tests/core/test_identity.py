@@ -276,3 +276,19 @@ def test_the_default_experiments_folder_is_the_checkouts(monkeypatch) -> None:
     monkeypatch.delenv("REPRO_EXPERIMENTS_DIR", raising=False)
     assert experiments_dir() == Path(__file__).resolve().parents[2] / "experiments"
     assert (experiments_dir() / "thesis-table-3.1.toml").is_file()
+
+
+def test_every_experiment_files_values_are_typed_without_error() -> None:
+    """Each file's own values coerce to the types it declares (ints stay ints where the file says so)."""
+    from repro.engine.spec import load_all
+
+    specs = load_all(Path(__file__).parents[2] / "experiments")
+    assert specs
+    for spec in specs.values():
+        for profile in spec.profiles:
+            fixed = spec.fixed_params(profile)
+            for cell in spec.expand_cells(profile):
+                for key, value in {**fixed, **cell}.items():
+                    kind = spec.param_type(key)
+                    if kind in {"int", "float", "bool", "str"} and not isinstance(value, list):
+                        assert type(value).__name__ == kind, (spec.id, key, value, kind)
