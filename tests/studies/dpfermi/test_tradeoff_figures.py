@@ -124,7 +124,7 @@ def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant:
                                 variant=variant,
                   lambdas=[0.0, 1.0], strict_lambdas=[0.0, 2.0], tran_gammas=[0.0, 1.0],
                   jagielski_bounds=[0.0, 10.0], jagielski_rounds=2, jagielski_learner_epochs=1, epochs=3,
-                  baseline_epochs=3, batch_size=256)
+                  baseline_epochs=3, batch_size=256, hyperparameters=["fixed"])
     ctx = TrialContext(TrialKey.of("test", {"method": method}))
     out = study.run_trial(params, ctx)
     n_points = {"dp-fermi": 2, "tran-2021a": 2, "pf-ld": 1, "jagielski-2019": 2}[method]
@@ -151,8 +151,8 @@ def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant:
 
 def test_run_trial_rejects_bad_input(monkeypatch) -> None:
     monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
-    base = dict(dataset="synthetic", data="clean", fairness="dp", epsilon=1.0, method="dp-fermi", lambdas=[0.0],
-                epochs=1)
+    base = FILE_PARAMS | dict(dataset="synthetic", data="clean", fairness="dp", epsilon=1.0, method="dp-fermi",
+                              lambdas=[0.0], epochs=1)
     ctx = TrialContext(TrialKey.of("test", {"method": "dp-fermi", "x": 0}))
     with pytest.raises(Exception, match="fairness"):
         study.run_trial(base | {"fairness": "calibration"}, ctx)
@@ -255,7 +255,7 @@ def test_tuning_breaks_ties_toward_the_larger_radius_and_clip() -> None:
     assert len(errors) == 1                                      # a genuine tie across (L, D)
     assert (choice.clip, choice.radius) == (3.0, 2.0)
     with pytest.raises(Exception, match="tune_validation_fraction"):
-        TuningGrid.from_params({"tune_clips": [1], "tune_radii": [1], "tune_lr_thetas": [0.01],
+        TuningGrid.from_params({"tune_clips": [1], "tune_radii": [1], "tune_lr_thetas": [0.01], "tune_seeds": 3,
                                 "tune_validation_fraction": 1.5})
 
 
