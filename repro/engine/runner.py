@@ -197,7 +197,6 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
     """
     start = time.perf_counter()
     if config.overrides:  # typed once: every spelling of a value names the same trials and folder
-        spec.settable_keys(config.profile)
         config = replace(config, overrides=spec.coerce_overrides(config.overrides))
     outputs = declared_outputs(spec)
     tasks = plan_trials(spec, config)
