@@ -335,8 +335,8 @@ def _baseline(method, params, ctx, Xtr, ytr, str_, Xte, yte, ste):
                        steps=res.steps)
     elif method == "jagielski-2019":
         res = train_jagielski_2019(Xtr, ytr, str_, bounds=[float(b) for b in params["jagielski_bounds"]],
-                                   rounds=int(params.get("jagielski_rounds", 10)),
-                                   learner_epochs=int(params.get("jagielski_learner_epochs", 5)), **common)
+                                   rounds=int(params["jagielski_rounds"]),
+                                   learner_epochs=int(params["jagielski_learner_epochs"]), **common)
         P = res.predict_proba(Xte)
         for j, b in enumerate(res.bounds):
             records.append({"method": method, "knob": b, **_metrics(P[:, j], yte, ste, fairness)})

@@ -178,7 +178,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
             lr_w=lr_w,
             batch_size=B,
             epochs=epochs,
-            clip_norm=float(params.get("strict_clip_norm", 1.0)),
+            clip_norm=float(params["strict_clip_norm"]),
             noise_multiplier=z,
         )
     else:

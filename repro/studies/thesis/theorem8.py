@@ -75,7 +75,7 @@ def _exact(rng: np.random.Generator, n_random: int) -> TrialOutput:
 
 
 def _montecarlo(params: dict[str, Any], rng: np.random.Generator) -> TrialOutput:
-    h, a, _, _ = _population(str(params["dataset"]), int(params.get("base_seed", 0)),
+    h, a, _, _ = _population(str(params["dataset"]), int(params["base_seed"]),
                              float(params["noise_multiplier"]), int(params["epochs"]), int(params["subsample"]))
     alpha, beta = float(h[a == 0].mean()), float(h[a == 1].mean())
     rule = algorithm1(alpha, beta)
@@ -128,7 +128,7 @@ def _prop6(rng: np.random.Generator, n_random: int) -> TrialOutput:
 
 
 def _theorem8(params: dict[str, Any], rng: np.random.Generator) -> TrialOutput:
-    h, a, n0, n1 = _population(str(params["dataset"]), int(params.get("base_seed", 0)),
+    h, a, n0, n1 = _population(str(params["dataset"]), int(params["base_seed"]),
                                float(params["noise_multiplier"]), int(params["epochs"]), int(params["subsample"]))
     alpha, beta = float(h[a == 0].mean()), float(h[a == 1].mean())
     eps0, eps1, eta = float(params["eps0"]), float(params["eps1"]), float(params["eta"])
