@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -20,8 +19,18 @@ def results_root() -> Path:
     return Path(os.environ.get("REPRO_RESULTS_DIR") or "results")
 
 
+def _check_out(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    """``--out ''`` would write into the current folder: refused, before anything runs."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise click.BadParameter("is empty; name a results folder, e.g. --out results")
+    return Path(value)
+
+
 out_option = click.option(
-    "--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
+    "--out", "out", type=click.Path(file_okay=False), default=None, metavar="DIR",
+    callback=_check_out,
     help="Results folder (default: $REPRO_RESULTS_DIR or ./results). The trial cache lives in DIR/.cache.",
 )
 profile_option = click.option(
@@ -45,27 +54,26 @@ def resolve_ids(ids: Sequence[str]) -> list[ExperimentSpec]:
     return [get_experiment(i) for i in ids]
 
 
-def _parse_value(text: str) -> Any:
-    low = text.strip().lower()
-    if low in {"true", "false"}:
-        return low == "true"
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text.strip()
+def parse_set(items: Sequence[str]) -> dict[str, list[str]]:
+    """``key=v1,v2`` strings → {key: [text values]}, kept as text.
 
-
-def parse_set(items: Sequence[str]) -> dict[str, list[Any]]:
-    """``key=v1,v2`` strings → {key: [values]} (numbers parsed; others kept as strings)."""
-    out: dict[str, list[Any]] = {}
+    Values are typed later by the experiment file, which declares each key's type
+    (:meth:`repro.engine.spec.ExperimentSpec.coerce_overrides`): the command line does not guess,
+    so ``epsilon=1`` and ``epsilon=1.0`` are one value. Raises on an empty item (``1,,3``) or a key
+    given twice.
+    """
+    out: dict[str, list[str]] = {}
     for item in items:
-        if "=" not in item:
+        key, eq, raw = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
             raise InvalidParameterError(f"--set expects KEY=VALUE[,VALUE...]; got {item!r}")
-        key, _, raw = item.partition("=")
-        values = [_parse_value(v) for v in raw.split(",") if v.strip() != ""]
-        if not key.strip() or not values:
-            raise InvalidParameterError(f"--set expects KEY=VALUE[,VALUE...]; got {item!r}")
-        out[key.strip()] = values
+        values = [v.strip() for v in raw.split(",")]
+        if any(v == "" for v in values):
+            raise InvalidParameterError(
+                f"--set {item}: an empty value; give KEY=V1,V2 with no empty item (e.g. --set {key}=1,3)")
+        if key in out:
+            raise InvalidParameterError(
+                f"--set {key} is given twice; give it once with every value, e.g. --set {key}=V1,V2")
+        out[key] = values
     return out

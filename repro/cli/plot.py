@@ -23,7 +23,8 @@ def plot(ids: tuple[str, ...], profile: str, variant: str | None, out: Path | No
     overrides = parse_set(set_)
     for spec in resolve_ids(ids):
         chosen = spec.check_variant(variant)
-        directory = result_dir(root, spec.id, profile, chosen, spec.default_variant, overrides)
+        typed = spec.coerce_overrides(overrides)
+        directory = result_dir(root, spec.id, profile, chosen, spec.default_variant, typed)
         bundle = ResultBundle.load(spec, directory)
         paths = draw_figures(bundle, bundle.directory)
         if not paths:

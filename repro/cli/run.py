@@ -92,7 +92,10 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         click.echo(format_text(shown))
         if len(rows) > len(shown):
             click.echo(f"... {len(rows) - len(shown)} more rows in {directory / 'summary.csv'}")
-        if not judged:
+        n_paper = int(outcome.summary["paper"].notna().sum()) if "paper" in outcome.summary else 0
+        if not judged and n_paper:  # paper values shown, but the file declares no tolerance to judge them
+            verdict = f"{n_paper} paper values shown (no tolerance declared: none is judged)"
+        elif not judged:
             verdict = "no paper values to compare"
         elif verdicts:
             verdict = f"{ok}/{judged} paper comparisons within tolerance"
@@ -128,7 +131,7 @@ def _with_user_methods(specs: list[ExperimentSpec], refs: tuple[str, ...]) -> li
 
 def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) -> None:
     """Validate ``spec`` under ``config`` by planning it; announce a plan large enough to take a while."""
-    n_cells = len(spec.expand_cells(config.profile, config.overrides))
+    n_cells = len(spec.expand_cells(config.profile, spec.coerce_overrides(config.overrides)))
     n_seeds = config.seeds or spec.profile(config.profile).seeds
     total = n_cells * n_seeds
     large = total > PLAN_WARN_TRIALS

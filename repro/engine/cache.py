@@ -1,9 +1,9 @@
 """On-disk cache of completed trials.
 
-One file per trial, ``<root>/<experiment id>/<key[:2]>/<key>.pkl``, where ``key`` is the sha256
-of everything that changes a trial's result: experiment id, params (fixed params, cell,
-variant), repetition, base seed and the code version of the study (a content hash of the study
-module and every repro module it imports). Progress bars, worker counts and backends are not
+One file per trial, ``<root>/<experiment id>/<key[:2]>/<key>.pkl``, where ``key`` is
+:meth:`repro.engine.identity.TrialKey.cache_key`: the sha256 of everything that changes a trial's
+result: experiment id, typed params (fixed params, cell), variant, repetition, base seed and the
+code version of the study (a content hash of the study module and every repro module it imports). Progress bars, worker counts and backends are not
 part of the key. Entries are written atomically (temporary
 file in the same folder, then :func:`os.replace`), so a killed run never leaves a half-written
 entry; failed trials are never written.
@@ -33,8 +33,7 @@ from repro import __version__
 from repro.engine.identity import canonical_json
 
 __all__ = ["TrialCache", "atomic_write_bytes", "atomic_write_text", "code_version", "module_exists", "shared_value",
-           "trial_code_modules",
-           "trial_key"]
+           "trial_code_modules"]
 
 log = logging.getLogger(__name__)
 
@@ -176,18 +175,6 @@ def code_version(module_name: str) -> str:
     return f"{__version__}+{getattr(module, 'VERSION', '0')}+{h.hexdigest()[:16]}"
 
 
-def trial_key(*, experiment_id: str, params: dict[str, Any], repetition: int, base_seed: int,
-              code: str) -> str:
-    """sha256 of the canonical JSON of what determines a trial's result.
-
-    The study module's dotted path is not part of it: the code is identified by its content
-    (:func:`code_version`), so moving a module keeps its cached trials.
-    """
-    payload = {"experiment": experiment_id, "params": params,
-               "repetition": repetition, "base_seed": base_seed, "code": code}
-    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
-
-
 _MAGIC = b"repro-trial-v2\n"
 _DIGEST = 32
 
@@ -248,26 +235,36 @@ class TrialCache:
 
 
 _SHARED: dict[str, Any] = {}
+#: digests recomputed in this process under ``refresh`` (``--force`` recomputes each value once per run)
+_REFRESHED: set[str] = set()
 
 
 def shared_value(cache_dir: str | os.PathLike[str] | None, namespace: str, key: dict[str, Any], module: str,
-                 compute: Callable[[], Any]) -> Any:
+                 compute: Callable[[], Any], *, validate: Callable[[Any], bool] | None = None,
+                 refresh: bool = False) -> Any:
     """A value that many trials of a run need (e.g. a hyperparameter search), computed once.
 
     The value is keyed by ``namespace``, ``key`` and :func:`code_version` of ``module`` (the code
     that computes it). With ``cache_dir`` it is kept as a checksummed entry under
     ``<cache_dir>/_shared/<namespace>/`` and guarded by a file lock, so concurrent workers wait for
-    the first one instead of recomputing, and later runs reuse it; without one (``--no-cache``,
-    ``--force``) it is memoized in this process only. ``compute`` must be deterministic.
+    the first one instead of recomputing, and later runs reuse it; without one (``--no-cache``)
+    it is memoized in this process only. ``compute`` must be deterministic.
+
+    ``validate(value) -> bool`` checks the structure of a stored value: an entry that fails it (or
+    its checksum) is named in a warning, deleted and recomputed (issue #24, item 3). ``refresh``
+    (``--force``) recomputes the value once in this process and replaces the stored entry.
     """
     digest = hashlib.sha256(canonical_json({"namespace": namespace, "key": key,
                                             "code": code_version(module)}).encode()).hexdigest()
-    if digest in _SHARED:
+    fresh = refresh and digest not in _REFRESHED
+    if digest in _SHARED and not fresh:
         return _SHARED[digest]
     if cache_dir is None:
         _SHARED[digest] = value = compute()
+        if refresh:
+            _REFRESHED.add(digest)
         return value
-    store = TrialCache(Path(cache_dir) / "_shared", namespace)
+    store = TrialCache(Path(cache_dir) / "_shared", namespace, validate=validate)
     lock_path = store._path(digest).with_suffix(".lock")
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path, "a") as lock:
@@ -276,9 +273,17 @@ def shared_value(cache_dir: str | os.PathLike[str] | None, namespace: str, key: 
             fcntl.flock(lock, fcntl.LOCK_EX)
         except ImportError:  # no POSIX locks: workers may compute the same value twice (same bytes)
             pass
-        value = store.get(digest)
+        value = None if fresh else store.get(digest)
+        if store.n_corrupt:
+            log.warning("shared value %s/%s (%s) failed its checksum or structure check; recomputed and replaced",
+                        namespace, digest[:12], store._path(digest))
         if value is None:
             value = compute()
+            if validate is not None and not validate(value):
+                raise TypeError(f"shared value {namespace}/{digest[:12]} computed by {module} fails its own "
+                                "structure check (a bug in the study)")
             store.put(digest, value)
     _SHARED[digest] = value
+    if refresh:
+        _REFRESHED.add(digest)
     return value

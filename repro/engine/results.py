@@ -256,7 +256,7 @@ def write_results(outcome: Any, *, command: str, dataset_sha256: dict[str, str])
             "n_trials": outcome.n_trials,
             "n_cached": outcome.n_cached,
             "wall_seconds": round(outcome.wall_seconds, 3),
-            "trial_seconds_total": float(outcome.trials["seconds"].sum()) if not outcome.trials.empty else 0.0,
+            "trial_seconds_total": round(float(getattr(outcome, "trial_seconds", 0.0)), 3),
             "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "versions": software_versions(),
             "git_commit": git_commit(),

@@ -15,7 +15,7 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from repro.engine.backends import BACKENDS, run_tasks, single_threaded
-from repro.engine.cache import TrialCache, code_version, trial_key
+from repro.engine.cache import TrialCache, code_version
+from repro.engine.identity import TrialKey, canonical_json
 from repro.engine.spec import ExperimentSpec, Reference, format_setting, validate_param
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.engine.warnings_capture import capture as capture_warnings
@@ -64,12 +65,24 @@ class RunConfig:
             raise InvalidParameterError(f"--seeds must be >= 1; got {self.seeds}")
         if self.jobs == 0 or self.jobs < -1:
             raise InvalidParameterError(f"--jobs must be >= 1 (or -1 for all cores); got {self.jobs}")
-        for key, values in self.overrides.items():
-            validate_param(key, list(values), where="--set")
+        for key, values in self.overrides.items():  # privacy names checked by name, before any spec is read
+            validate_param(key, [_number_or_text(v) for v in values], where="--set")
 
     @property
     def cache_root(self) -> Path:
         return Path(self.out) / ".cache"
+
+
+def _number_or_text(value: Any) -> Any:
+    """A ``--set`` text as a float when it reads as one (for the by-name privacy checks only; the
+    experiment file types every value, :meth:`ExperimentSpec.coerce_overrides`)."""
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        return number if math.isfinite(number) else value  # inf/nan: the typing names it
+    return value
 
 
 @dataclass(frozen=True)
@@ -99,10 +112,18 @@ class RunOutcome:
     n_trials: int
     n_cached: int
     warnings: dict[str, int] = field(default_factory=dict)
+    #: summed seconds of the trials (each trial once, however many rows it returned; cached ones
+    #: count the seconds they took when computed)
+    trial_seconds: float = 0.0
 
 
 def plan_trials(spec: ExperimentSpec, config: RunConfig) -> list[TrialTask]:
-    """Expand grid × seeds into tasks (deterministic order: cells, then repetitions)."""
+    """Expand grid × seeds into tasks (deterministic order: cells, then repetitions).
+
+    ``config.overrides`` must already be typed (:meth:`ExperimentSpec.coerce_overrides`, which
+    :func:`run_experiment` applies); the file's own values are typed here. Each task's
+    :class:`TrialKey` is the single source of its seed, its cache key and its summary group.
+    """
     variant = spec.check_variant(config.variant)
     settable = spec.settable_keys(config.profile)
     for key in config.overrides:
@@ -110,25 +131,25 @@ def plan_trials(spec: ExperimentSpec, config: RunConfig) -> list[TrialTask]:
             raise InvalidParameterError(
                 f"--set {key}: {spec.id!r} has no parameter {key!r}; settable: {', '.join(sorted(settable))}"
             )
-    fixed = spec.fixed_params(config.profile, config.overrides)
-    cells = spec.expand_cells(config.profile, config.overrides)
+    overrides = spec.coerce_overrides(config.overrides)
+    fixed = spec.fixed_params(config.profile, overrides)
+    cells = spec.expand_cells(config.profile, overrides)
     n_seeds = config.seeds or spec.profile(config.profile).seeds
     base_seed = spec.base_seed if config.base_seed is None else config.base_seed
     code = code_version(spec.trial)
     shared_methods = set(getattr(importlib.import_module(spec.trial), "VARIANT_INDEPENDENT_METHODS", ()))
+    cache_dir = str(config.cache_root) if config.use_cache else None
     tasks = []
     for cell in cells:
         params = {**fixed, **cell, "variant": variant}
-        setting = format_setting(cell)
         method = str(cell.get("method", ""))
         # a method the study declares variant-independent has one cache entry for all variants
-        key_params = {k: v for k, v in params.items() if k != "variant"} if method in shared_methods else params
+        key_variant = None if method in shared_methods else variant
         for rep in range(n_seeds):
-            ctx = TrialContext(spec.id, setting, method, rep, base_seed,
-                               cache_dir=str(config.cache_root) if config.use_cache and not config.force else None)
-            key = trial_key(experiment_id=spec.id, params=key_params, repetition=rep,
-                            base_seed=base_seed, code=code)
-            tasks.append(TrialTask(len(tasks), spec.trial, params, cell, ctx, key))
+            tkey = TrialKey.of(spec.id, {**fixed, **cell}, repetition=rep, base_seed=base_seed,
+                               variant=key_variant, grid_keys=tuple(cell))
+            ctx = TrialContext(tkey, cache_dir=cache_dir, refresh=config.force)
+            tasks.append(TrialTask(len(tasks), spec.trial, params, cell, ctx, tkey.cache_key(code)))
     return tasks
 
 
@@ -175,6 +196,9 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
         If any trial raised. Completed trials stay cached, so a rerun only redoes the failures.
     """
     start = time.perf_counter()
+    if config.overrides:  # typed once: every spelling of a value names the same trials and folder
+        config = replace(config, overrides=spec.coerce_overrides(config.overrides))
+    outputs = declared_outputs(spec)
     tasks = plan_trials(spec, config)
     variant = spec.check_variant(config.variant)
     cache = TrialCache(config.cache_root, spec.id, validate=_valid_entry)
@@ -230,41 +254,83 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
         )
         err.tracebacks = [tb for _, (tb, _) in failures]  # type: ignore[attr-defined]
         raise err
-    trials, tables = _collect(spec, tasks, results)
-    summary = summarize(spec, trials)
+    trials, tables = _collect(spec, tasks, results, outputs)
+    summary = summarize(spec, trials, outputs)
     n_seeds = config.seeds or spec.profile(config.profile).seeds
-    return RunOutcome(spec, config, variant, n_seeds, trials, tables, summary,
-                      time.perf_counter() - start, total, n_cached, dict(warning_counts))
+    outcome = RunOutcome(spec, config, variant, n_seeds, trials, tables, summary,
+                         time.perf_counter() - start, total, n_cached, dict(warning_counts))
+    outcome.trial_seconds = float(sum(results[t.index][1] for t in tasks))
+    return outcome
 
 
-def _collect(spec: ExperimentSpec, tasks: list[TrialTask],
-             results: Mapping[int, tuple[TrialOutput, float, bool]]) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+@dataclass(frozen=True)
+class DeclaredOutputs:
+    """What a study's records may hold besides the experiment's metrics (issue #20, item 3).
+
+    ``index``: keys that extend a row's identity (e.g. ``lambda`` when one trial sweeps a grid
+    internally, a fold): they become typed columns that group the summary, like the grid keys.
+    ``values``: non-metric value columns (an ε label, a tuned hyperparameter, a computed σ): kept in
+    ``trials.csv`` (and in ``summary.csv`` when constant over a group), never part of the identity.
+    A study declares them as module-level ``INDEX = (...)`` and ``VALUES = (...)``; a record may also
+    repeat one of its own parameters (an index). Any other key is an error naming it.
+    """
+
+    index: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+
+
+def declared_outputs(spec: ExperimentSpec) -> DeclaredOutputs:
+    """The ``INDEX`` and ``VALUES`` of ``spec``'s study module."""
+    module = importlib.import_module(spec.trial)
+    index, values = tuple(getattr(module, "INDEX", ())), tuple(getattr(module, "VALUES", ()))
+    clash = (set(index) | set(values)) & set(spec.metric_names)
+    if clash or set(index) & set(values):
+        raise TrialFailedError(f"study {spec.trial!r} declares {sorted(clash or set(index) & set(values))} "
+                               "twice (a metric, an INDEX or a VALUES key is one of them only)")
+    return DeclaredOutputs(index, values)
+
+
+def _collect(spec: ExperimentSpec, tasks: list[TrialTask], results: Mapping[int, tuple[TrialOutput, float, bool]],
+             outputs: DeclaredOutputs | None = None) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """trials.csv rows (the plan's order) and the extra tables; raises on an undeclared output key."""
+    outputs = outputs or declared_outputs(spec)
     metric_names = set(spec.metric_names)
+    value_names = set(outputs.values)
     rows: list[dict[str, Any]] = []
     table_rows: dict[str, list[dict[str, Any]]] = {}
     for task in tasks:
         output, seconds, cached = results[task.index]
         cell_method = str(task.cell.get("method", ""))
+        index_names = (set(outputs.index) | set(task.params)) - value_names - metric_names
         for rec in output.records:
             rec = dict(rec)
             method = str(rec.pop("method", cell_method))
+            unknown = sorted(set(rec) - metric_names - value_names - index_names)
+            if unknown:
+                raise TrialFailedError(
+                    f"study {spec.trial!r} returned undeclared output(s) {unknown} in {spec.id!r}; declare each "
+                    "as a metric of the experiment file, or in the study's INDEX (identifies a row) or VALUES "
+                    "(a value column) tuple"
+                )
             metrics = {k: v for k, v in rec.items() if k in metric_names}
-            extras = {k: v for k, v in rec.items() if k not in metric_names}
             if not metrics:
-                raise TypeError(
+                raise TrialFailedError(
                     f"study {spec.trial!r} returned a record with no declared metric of {spec.id!r} "
                     f"(keys: {sorted(rec)}; declared: {sorted(metric_names)})"
                 )
-            setting_params = {k: v for k, v in task.cell.items() if k != "method"} | extras
-            row = {"result_id": spec.id, "method": method, "setting": format_setting(setting_params),
-                   "repetition": task.context.repetition, **setting_params}
+            index = {k: v for k, v in task.cell.items() if k != "method"}
+            index.update({k: v for k, v in rec.items() if k in index_names and k not in metric_names})
+            row = {"result_id": spec.id, "method": method, "setting": format_setting(index),
+                   "repetition": task.context.repetition, **index}
+            row.update({k: v for k, v in rec.items() if k in value_names})
             row.update({k: _to_float(v) for k, v in metrics.items()})
             row["seconds"] = seconds
             row["cached"] = cached
             rows.append(row)
         for name, trows in output.tables.items():
             lead = {"result_id": spec.id, "method": cell_method, "setting": task.context.setting,
-                    "repetition": task.context.repetition}
+                    "repetition": task.context.repetition,
+                    **{k: v for k, v in task.cell.items() if k != "method"}}  # typed: select by column
             table_rows.setdefault(name, []).extend({**lead, **r} for r in trows)
     trials = pd.DataFrame(rows)
     tables = {name: pd.DataFrame(r) for name, r in table_rows.items()}
@@ -284,8 +350,13 @@ def _find_reference(spec: ExperimentSpec, method: str, metric: str, params: Mapp
     return None
 
 
-def summarize(spec: ExperimentSpec, trials: pd.DataFrame) -> pd.DataFrame:
-    """One row per (method, setting, metric): n, mean, std (ddof=1; 0 when n=1) and the paper's value.
+def summarize(spec: ExperimentSpec, trials: pd.DataFrame, outputs: DeclaredOutputs | None = None) -> pd.DataFrame:
+    """One row per (method, index values, metric): n, mean, std (ddof=1; 0 when n=1) and the paper's value.
+
+    Rows are grouped by the method and the typed index columns (the grid keys and the study's
+    ``INDEX``), never by the ``setting`` label, which is kept for reading. The index columns follow
+    the leading :data:`SUMMARY_COLUMNS` and ``paper_source``; declared ``VALUES`` columns constant
+    over a group come last (reports select rows by these columns).
 
     Timing metrics (unit ``"s"``) are left out: they differ from run to run, and the summary must
     be byte-identical for any ``--jobs`` and backend; they stay in ``trials.csv``.
@@ -294,13 +365,25 @@ def summarize(spec: ExperimentSpec, trials: pd.DataFrame) -> pd.DataFrame:
     the metric's). ``paper``, ``diff``, ``tolerance`` and ``within`` are empty where the paper gives
     no number. Extra column ``paper_source`` holds the reference's provenance.
     """
-    out: list[dict[str, Any]] = []
+    outputs = outputs or declared_outputs(spec)
+    lead = [*SUMMARY_COLUMNS, "paper_source"]
     if trials.empty:
-        return pd.DataFrame(columns=[*SUMMARY_COLUMNS, "paper_source"])
-    setting_cols = [c for c in trials.columns if c not in
-                    {"result_id", "method", "setting", "repetition", "seconds", "cached", *spec.metric_names}]
-    for (method, setting), group in trials.groupby(["method", "setting"], sort=False):
-        params = {c: group[c].iloc[0] for c in setting_cols if c in group and pd.notna(group[c].iloc[0])}
+        return pd.DataFrame(columns=lead)
+    value_cols = [c for c in outputs.values if c in trials.columns]
+    index_cols = [c for c in trials.columns if c not in
+                  {"result_id", "method", "setting", "repetition", "seconds", "cached", *spec.metric_names,
+                   *value_cols}]
+    keys = trials[index_cols].apply(lambda r: canonical_json({k: _plain(v) for k, v in r.items() if _present(v)}),
+                                    axis=1) if index_cols else pd.Series([""] * len(trials), index=trials.index)
+    out: list[dict[str, Any]] = []
+    for (method, _), group in trials.groupby([trials["method"], keys], sort=False):
+        first = group.iloc[0]
+        params = {c: first[c] for c in index_cols if _present(first[c])}
+        extra = {c: _plain(first[c]) if _present(first[c]) else None for c in index_cols}
+        for c in value_cols:
+            col = group[c]
+            same = col.map(lambda v: canonical_json(_plain(v)) if _present(v) else "").nunique() == 1
+            extra[c] = _plain(col.iloc[0]) if same and _present(col.iloc[0]) else None
         for metric in spec.metric_names:
             if metric not in group or spec.metric(metric).unit == TIMING_UNIT:
                 continue
@@ -311,13 +394,23 @@ def summarize(spec: ExperimentSpec, trials: pd.DataFrame) -> pd.DataFrame:
             mean = float(values.mean())
             std = float(values.std(ddof=1)) if values.size > 1 else 0.0
             ref = _find_reference(spec, str(method), metric, params)
-            row: dict[str, Any] = {"result_id": spec.id, "method": method, "setting": setting, "metric": metric,
-                                   "n": int(values.size), "mean": mean, "std": std, "paper": None,
+            row: dict[str, Any] = {"result_id": spec.id, "method": method, "setting": first["setting"],
+                                   "metric": metric, "n": int(values.size), "mean": mean, "std": std, "paper": None,
                                    "diff": None, "tolerance": None, "within": None, "paper_source": None}
             if ref is not None:
                 tol = ref.tolerance if ref.tolerance is not None else spec.metric(metric).tolerance
                 diff = mean - ref.value
                 row.update(paper=ref.value, diff=diff, tolerance=tol, paper_source=ref.source,
                            within=None if tol is None else bool(abs(diff) <= tol + 1e-12))
+            row.update(extra)
             out.append(row)
-    return pd.DataFrame(out, columns=[*SUMMARY_COLUMNS, "paper_source"])
+    return pd.DataFrame(out, columns=[*lead, *index_cols, *value_cols])
+
+
+def _present(v: Any) -> bool:
+    """False for a missing cell (NaN/None) of a column another row fills."""
+    return not (v is None or (isinstance(v, float) and math.isnan(v)))
+
+
+def _plain(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v

@@ -18,11 +18,12 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repro.engine.identity import canonical_json, setting_label
 from repro.errors import (
     ExperimentFileError,
     InvalidParameterError,
@@ -218,11 +219,13 @@ class ExperimentSpec:
         for key, values in (overrides or {}).items():
             if any(key in c for c in cells):
                 cells = [{**c, key: v} for c in cells for v in values]
-        # Deduplicate (overrides may collapse explicit cells), keeping order.
+        # Typed (the file's 1 and 1.0 of a float key are one value), then deduplicated (overrides
+        # may collapse explicit cells), keeping order.
         seen: set[str] = set()
         unique = []
         for c in cells:
-            s = format_setting(c) + f"|{c.get('method', '')}"
+            c = self.coerce_params(c)
+            s = canonical_json(c)
             if s not in seen:
                 seen.add(s)
                 unique.append(c)
@@ -247,7 +250,7 @@ class ExperimentSpec:
                         f"{key!r} is a fixed parameter of {self.id!r}; give one value, got {values}"
                     )
                 params[key] = values[0]
-        return params
+        return self.coerce_params(params)
 
     def settable_keys(self, profile: str) -> set[str]:
         keys = set(self.fixed_params(profile))
@@ -270,27 +273,119 @@ class ExperimentSpec:
             values.extend(c[key] for c in cells if key in c)
         return values
 
-    def validate_overrides(self, overrides: Mapping[str, list[Any]]) -> None:
-        """Check ``--set`` values against each parameter's domain before anything is planned.
+    def param_type(self, key: str) -> str:
+        """The declared type of ``key``: ``int``, ``float``, ``bool``, ``str`` or ``any`` (kept as given).
 
-        The domain is the experiment's ``[domains]`` entry when it has one (an array of allowed
-        values, a table with ``min``/``max``/``integer``, or ``"any"``); otherwise it is inferred from the
-        values the file declares for the key: strings must be one of those values, booleans
-        booleans, integers integers and other numbers numbers; privacy parameters also follow
-        :func:`validate_param` (issue #15, item 8).
+        From the ``[domains]`` entry when there is one (a table: ``float``, or ``int`` with
+        ``integer = true``; an array: the kind of its values; ``"any"``), else from the values the
+        file declares for the key (all integers: ``int``; numbers with a float among them: ``float``).
+        """
+        domain = self.domains.get(key)
+        if domain == "any":
+            return "any"
+        if isinstance(domain, dict):
+            return "int" if domain.get("integer") else "float"
+        declared = domain if isinstance(domain, list) else self.declared_values(key)
+        kinds = {_kind(d) for d in declared}
+        if len(kinds) == 1 and kinds <= {"bool", "str", "int", "float"}:
+            return next(iter(kinds))
+        if kinds == {"int", "float"}:
+            return "float"
+        return "any"
+
+    def coerce(self, key: str, value: Any, *, where: str = "--set") -> Any:
+        """``value`` (a ``--set`` string or a file value) as the declared type of ``key``, checked
+        against its domain (:meth:`param_type`, :func:`_domain_problem`) and :func:`validate_param`.
 
         Raises
         ------
         InvalidParameterError
-            Naming the key, the bad value and what is allowed.
+            One line naming the key, the value and the fix.
         """
+        kind = self.param_type(key)
+        shown = value if isinstance(value, str) else _fmt(value)
+        try:
+            typed = _coerce(kind, value)
+        except ValueError as exc:
+            raise InvalidParameterError(f"{where} {key}={shown}: {exc} for {self.id!r}; "
+                                        f"give a {kind} value (`repro list` shows the settable keys)") from None
+        problem = _domain_problem(self.domains.get(key), self.declared_values(key), typed)
+        if problem:
+            raise InvalidParameterError(f"{where} {key}={shown}: {problem} for {self.id!r}")
+        validate_param(key, typed, where=where)
+        return typed
+
+    def coerce_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The file's values (or already typed ones) as their declared types; lists element-wise."""
+        out = {}
+        for key, value in params.items():
+            kind = self.param_type(key)
+            try:
+                out[key] = [_coerce(kind, v) for v in value] if isinstance(value, list) else _coerce(kind, value)
+            except ValueError as exc:
+                raise ExperimentFileError(f"{self.path or self.id}: key {key}: {exc}") from None
+        return out
+
+    def coerce_overrides(self, overrides: Mapping[str, Sequence[Any]]) -> dict[str, list[Any]]:
+        """``--set`` values typed and checked before anything is planned or loaded (issue #20, item 1).
+
+        Every spelling of a value (``1``, ``1.0``, ``1e0`` of a float key) becomes the same typed
+        value, so it names the same trials, seeds, cache entries and paper values. A value given
+        twice in one ``--set`` (after typing: ``epsilon=1,1.0``) is an error.
+        """
+        out: dict[str, list[Any]] = {}
         for key, values in overrides.items():
-            declared = self.declared_values(key)
+            typed: list[Any] = []
             for value in values:
-                problem = _domain_problem(self.domains.get(key), declared, value)
-                if problem:
-                    raise InvalidParameterError(f"--set {key}={_fmt(value)}: {problem} for {self.id!r}")
-                validate_param(key, value, where="--set")
+                v = self.coerce(key, value)
+                if any(canonical_json(v) == canonical_json(t) for t in typed):
+                    raise InvalidParameterError(
+                        f"--set {key}: value {_fmt(v)} is given twice; give each value once")
+                typed.append(v)
+            out[key] = typed
+        return out
+
+    def validate_overrides(self, overrides: Mapping[str, Sequence[Any]]) -> None:
+        """Check ``--set`` values (:meth:`coerce_overrides`) without keeping the typed values."""
+        self.coerce_overrides(overrides)
+
+
+def _coerce(kind: str, value: Any) -> Any:
+    """``value`` as ``kind``; raises ValueError with the reason. Numbers must be finite."""
+    if kind == "any":
+        return value.strip() if isinstance(value, str) else value
+    if kind == "str":
+        if isinstance(value, (bool, int, float)) and not isinstance(value, str):
+            raise ValueError(f"expected text, got the number {value!r}")
+        return str(value).strip()
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in {"true", "false"}:
+            return value.strip().lower() == "true"
+        raise ValueError(f"expected true or false, got {value!r}")
+    # numbers
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, got {value!r}")
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            number: int | float = int(text) if kind == "int" and text.lstrip("+-").isdigit() else float(text)
+        except ValueError:
+            raise ValueError(f"expected a number, got {value!r}") from None
+    elif isinstance(value, (int, float)) or hasattr(value, "item"):
+        number = value.item() if hasattr(value, "item") else value
+    else:
+        raise ValueError(f"expected a number, got {value!r}")
+    if isinstance(number, float) and not math.isfinite(number):
+        raise ValueError(f"not a finite number ({number}; overflow or inf/nan)")
+    if kind == "int":
+        if isinstance(number, float):
+            if not number.is_integer():
+                raise ValueError(f"expected an integer, got {_fmt(number)}")
+            number = int(number)
+        return int(number)
+    return float(number)
 
 
 def _kind(v: Any) -> str:
@@ -320,10 +415,16 @@ def _domain_problem(domain: Any, declared: list[Any], value: Any) -> str:
             return f"expected a number, got {value!r}"
         if domain.get("integer") and not float(value).is_integer():
             return "expected an integer"
+        if not math.isfinite(value):
+            return "must be a finite number"
         if "min" in domain and value < domain["min"]:
             return f"must be >= {_fmt(domain['min'])}"
         if "max" in domain and value > domain["max"]:
             return f"must be <= {_fmt(domain['max'])}"
+        if "gt" in domain and not value > domain["gt"]:
+            return f"must be > {_fmt(domain['gt'])}"
+        if "lt" in domain and not value < domain["lt"]:
+            return f"must be < {_fmt(domain['lt'])}"
         return ""
     kinds = {_kind(d) for d in declared}
     if not kinds or "other" in kinds:  # undeclared here (lists, tables): nothing to infer
@@ -338,6 +439,8 @@ def _domain_problem(domain: Any, declared: list[Any], value: Any) -> str:
     if kinds <= {"int", "float"}:
         if kind not in {"int", "float"}:
             return f"expected a number, got {value!r}"
+        if not math.isfinite(value):
+            return "must be a finite number"
         if kinds == {"int"} and not float(value).is_integer():
             return f"expected an integer, got {_fmt(value)}"
         return ""
@@ -345,9 +448,11 @@ def _domain_problem(domain: Any, declared: list[Any], value: Any) -> str:
 
 
 def format_setting(params: Mapping[str, Any]) -> str:
-    """Stable short string of a cell's parameters: ``k=v;k=v`` with sorted keys (``method`` and a user
-    method's ``with`` reference excluded: a user's method shares the setting, splits and seeds of its cell)."""
-    return ";".join(f"{k}={_fmt(v)}" for k, v in sorted(params.items()) if k not in ("method", "with"))
+    """Readable label of a cell's parameters: ``k=v;k=v`` with sorted keys (``method`` excluded).
+
+    A label only: trials are identified by :class:`repro.engine.identity.TrialKey`, and reports
+    select rows by the typed columns, never by parsing this string."""
+    return setting_label(params)
 
 
 def _fmt(v: Any) -> str:

@@ -6,8 +6,15 @@ A study module is the code behind one or more experiment files. It lives in
 
 ``run_trial(params: dict, ctx: TrialContext) -> TrialOutput | dict[str, float]``
     Required. A pure function of ``params`` (the experiment's fixed ``params``, one grid cell and
-    ``variant``) and the randomness in ``ctx``. A plain dict is one record of metrics for the
-    cell's method.
+    ``variant``, each typed as the experiment file declares it; read declared keys as
+    ``params[key]``: the file is the one source of defaults) and the randomness in ``ctx``. A
+    plain dict is one record of metrics for the cell's method.
+``INDEX: tuple[str, ...]`` and ``VALUES: tuple[str, ...]``
+    Optional. The non-metric keys its records may hold (issue #20, item 3): ``INDEX`` keys identify
+    a row besides the grid keys (``lambda``/``knob`` when one trial sweeps internally, a fold) and
+    group the summary; ``VALUES`` are value columns (an ε label, a tuned hyperparameter, a computed
+    σ), kept in ``trials.csv`` and never part of a row's identity. A record may also repeat one of
+    its own parameters. Any other key fails the run, naming it, before results are written.
 ``VERSION: str``
     Optional. Bump to invalidate cached trials for a reason the code hash cannot see (e.g. a
     changed data file). The study module and every ``repro`` module it imports, transitively,
@@ -37,41 +44,57 @@ across methods.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from repro.engine.identity import canonical_json, stable_words
+from repro.engine.identity import TrialKey, canonical_json, stable_words
 
 RNG_SCOPES = ("trial", "repetition", "experiment", "global")
 
-__all__ = ["RNG_SCOPES", "TrialContext", "TrialOutput", "stable_words", "canonical_json"]
+__all__ = ["RNG_SCOPES", "TrialContext", "TrialKey", "TrialOutput", "global_rng", "stable_words", "canonical_json"]
 
 
 @dataclass(frozen=True)
 class TrialContext:
-    """The randomness and identity of one trial (experiment, cell, method, repetition).
+    """The randomness and identity of one trial: its :class:`~repro.engine.identity.TrialKey`.
 
-    Attributes
-    ----------
-    experiment_id, setting, method, repetition, base_seed
-        Identify the trial; ``setting`` is the stable ``k=v;k=v`` string of the cell.
+    ``experiment_id``, ``setting`` (a readable label of the cell, never parsed), ``method``,
+    ``repetition`` and ``base_seed`` read the key. In a test: ``TrialContext(TrialKey.of("id",
+    {"method": "a"}, repetition=0))``.
     """
 
-    experiment_id: str
-    setting: str
-    method: str
-    repetition: int
-    base_seed: int = 0
-    #: the run's trial-cache root (None with ``--no-cache``/``--force``): where :meth:`shared_value` keeps values
+    key: TrialKey
+    #: the run's trial-cache root (None with ``--no-cache``): where :meth:`shared_value` keeps values
     cache_dir: str | None = field(default=None, compare=False)
+    #: ``--force``: recompute shared values and replace the cached ones
+    refresh: bool = field(default=False, compare=False)
+
+    @property
+    def experiment_id(self) -> str:
+        return self.key.experiment_id
+
+    @property
+    def setting(self) -> str:
+        return self.key.setting
+
+    @property
+    def method(self) -> str:
+        return self.key.method
+
+    @property
+    def repetition(self) -> int:
+        return self.key.repetition
+
+    @property
+    def base_seed(self) -> int:
+        return self.key.base_seed
 
     @property
     def seed_sequence(self) -> np.random.SeedSequence:
-        """SeedSequence of this trial: base seed + hash(experiment, setting, method, repetition)."""
-        words = stable_words(self.experiment_id, self.setting, self.method, self.repetition)
-        return np.random.SeedSequence([self.base_seed, *words])
+        """SeedSequence of this trial: base seed + hash of its key (experiment, typed params, repetition)."""
+        return np.random.SeedSequence([self.base_seed, *self.key.seed_words()])
 
     def rng(self, *labels: Any, scope: str = "trial") -> np.random.Generator:
         """A fresh generator (each call restarts the same stream), keyed by ``scope`` and ``labels``.
@@ -80,7 +103,7 @@ class TrialContext:
         a trial draws for different purposes, e.g. ``ctx.rng("split", dataset, scope="repetition")``:
 
         ``"trial"``
-            This trial's own stream (its identity and repetition).
+            This trial's own stream (its :class:`TrialKey`: typed params and repetition).
         ``"repetition"``
             Shared by every cell and method of this repetition of this experiment (data splits,
             common random numbers across methods).
@@ -89,26 +112,43 @@ class TrialContext:
             reused by every repetition of a cell: name the cell's keys in ``labels``).
         ``"global"``
             Shared by every experiment run with the same base seed; the caller names everything
-            else in ``labels`` (e.g. one split reused by two tables of the same dataset).
+            else in ``labels`` (e.g. one split reused by two tables of the same dataset: name the
+            dataset and the repetition).
         """
         if scope == "trial":
-            words = stable_words(self.experiment_id, self.setting, self.method, self.repetition, *labels)
+            words = self.key.seed_words(*labels)
         elif scope == "repetition":
             words = stable_words(self.experiment_id, "shared", self.repetition, *labels)
         elif scope == "experiment":
             words = stable_words(self.experiment_id, "experiment", *labels)
         elif scope == "global":
-            words = stable_words("global", *labels)
+            return global_rng(self.base_seed, *labels)
         else:
             raise ValueError(f"scope must be one of {', '.join(RNG_SCOPES)}; got {scope!r}")
         return np.random.Generator(np.random.PCG64(np.random.SeedSequence([self.base_seed, *words])))
 
-    def shared_value(self, namespace: str, key: dict[str, Any], module: str, compute: Any) -> Any:
+    def for_repetition(self, repetition: int) -> TrialContext:
+        """This trial's context at another repetition (e.g. a tuning search run on repetition 0's
+        split for every repetition); the engine's way, so no study forges a context."""
+        return replace(self, key=replace(self.key, repetition=int(repetition)))
+
+    def shared_value(self, namespace: str, key: dict[str, Any], module: str, compute: Any,
+                     validate: Any = None) -> Any:
         """``compute()`` computed once per run and cached across runs (e.g. a hyperparameter search
         shared by every repetition): see :func:`repro.engine.cache.shared_value`. It must not depend on
-        the repetition; derive its randomness from ``key``."""
+        the repetition; derive its randomness from ``key``. ``validate(value) -> bool`` checks the
+        structure of a cached value (a wrong one is named in a warning and recomputed)."""
         from repro.engine.cache import shared_value
-        return shared_value(self.cache_dir, namespace, key, module, compute)
+        return shared_value(self.cache_dir, namespace, key, module, compute, validate=validate,
+                            refresh=self.refresh)
+
+
+def global_rng(base_seed: int, *labels: Any) -> np.random.Generator:
+    """The ``scope="global"`` stream of :meth:`TrialContext.rng` named by ``labels`` (the caller names
+    everything: study, purpose, dataset, repetition), for code cached per process by its inputs
+    (e.g. a split shared by two tables) that has the base seed but no trial context."""
+    words = stable_words("global", *labels)
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(base_seed), *words])))
 
 
 @dataclass
@@ -120,7 +160,10 @@ class TrialOutput:
     records
         One dict per result row. Keys that are declared metrics of the experiment are metric
         values (floats); ``method`` names the method (defaults to the cell's method); any other
-        key extends the row's setting (e.g. ``lambda`` when one trial sweeps a grid internally).
+        key must be one of the trial's params or declared by the study module: ``INDEX = (...)``
+        (keys that identify a row, e.g. ``lambda`` when one trial sweeps a grid internally) or
+        ``VALUES = (...)`` (value columns: an ε label, a tuned hyperparameter, a computed σ). An
+        undeclared key is an error naming it (:func:`repro.engine.runner.declared_outputs`).
     tables
         Named extra tables (lists of row dicts), concatenated over trials into ``<name>.csv``
         with the trial's identifying columns prepended. Values must be JSON/CSV friendly.

@@ -137,3 +137,39 @@ def test_user_errors_survive_the_trip_from_a_worker_process() -> None:
 
     err = pickle.loads(pickle.dumps(DataUnavailableError("data file 'x.csv' is unavailable")))
     assert isinstance(err, DataUnavailableError) and str(err) == "data file 'x.csv' is unavailable"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--set", "epsilon=1,,3"], "empty value"),
+    (["--set", "epsilon=1", "--set", "epsilon=3"], "--set epsilon is given twice"),
+    (["--set", "epsilon=1,1.0"], "value 1.0 is given twice"),
+    (["--set", "method=a,a"], "value a is given twice"),
+    (["--set", "epsilon=inf"], "epsilon=inf: not a finite number"),
+    (["--set", "epsilon=1e400"], "epsilon=1e400: not a finite number"),
+    (["--set", "epsilon=nan"], "not a finite number"),
+    (["--out", ""], "is empty"),
+])
+def test_bad_set_values_are_refused_before_any_trial(toy_env: Path, args: list[str], message: str) -> None:
+    result = CliRunner().invoke(main, ["run", "toy", "--quiet", *args])
+    assert result.exit_code != 0 and message in result.output, result.output
+    assert "Traceback" not in result.output and not (toy_env / "toy").exists()
+
+
+def test_set_epsilon_1_and_1_0_are_one_run(toy_env: Path) -> None:
+    assert invoke("run", "toy", "--quiet", "--set", "epsilon=1").exit_code == 0
+    (folder,) = [p for p in (toy_env / "toy").iterdir() if p.name.startswith("smoke+set-")]
+    first = (folder / "summary.csv").read_bytes()
+    again = invoke("run", "toy", "--set", "epsilon=1.0")
+    assert again.exit_code == 0 and "(6 cached)" in again.output  # the same trials: every one from the cache
+    assert [p.name for p in (toy_env / "toy").iterdir() if p.name.startswith("smoke+set-")] == [folder.name]
+    assert (folder / "summary.csv").read_bytes() == first
+    assert "1/1 paper comparisons" in again.output or "paper comparisons" in again.output
+
+
+def test_paper_values_without_a_tolerance_are_not_called_absent(toy_env: Path) -> None:
+    exp = toy_env.parent / "experiments" / "toy.toml"
+    exp.write_text(exp.read_text().replace("tolerance = 0.5\n", ""))
+    result = invoke("run", "toy", "--profile", "full")
+    assert result.exit_code == 0
+    assert "no paper values to compare" not in result.output
+    assert "1 paper values shown (no tolerance declared" in result.output

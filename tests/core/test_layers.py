@@ -79,3 +79,71 @@ def test_every_study_lives_in_a_document_package() -> None:
     stray = [m for m in MODULES if any(_under(m, f"repro.{a}") for a in ALGORITHMS)
              and (m.endswith("_study") or m.endswith("_report") or m.endswith(".study"))]
     assert not stray, stray
+
+
+#: every module of the machine package (issue #20, item 1); a new one must be added here on purpose
+ENGINE_MODULES = {"repro.engine.backends", "repro.engine.cache", "repro.engine.identity",
+                  "repro.engine.report", "repro.engine.results", "repro.engine.runner", "repro.engine.spec",
+                  "repro.engine.trial", "repro.engine.warnings_capture"}
+
+
+def test_the_layer_test_lists_every_engine_module() -> None:
+    assert {m for m in MODULES if _under(m, "repro.engine")} == ENGINE_MODULES
+
+
+def test_the_engine_has_no_import_cycle() -> None:
+    """Imports at any depth (lazy ones inside functions too) between engine modules form no cycle."""
+    graph = {m: {i for i in MODULES[m] if i in ENGINE_MODULES and i != m} for m in ENGINE_MODULES}
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            assert state.get(nxt) != 1, f"import cycle: {' -> '.join([*path, node, nxt])}"
+            if nxt not in state:
+                visit(nxt, [*path, node])
+        state[node] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [])
+
+
+#: what a study must not do itself: build a generator or a trial context, or derive seed words
+#: (every stream comes from ``ctx.rng(..., scope=...)`` or, for code cached by its inputs, from
+#: ``repro.engine.trial.global_rng``); ``np.random.Generator`` stays allowed as a type hint
+_FORBIDDEN = ("default_rng(", "SeedSequence(", "RandomState(", "TrialContext(", "stable_words(", "PCG64(",
+              "np.random.Generator(", "numpy.random.Generator(")
+
+
+def test_no_study_builds_a_generator() -> None:
+    import re
+
+    bad = []
+    for path in sorted((PACKAGE / "studies").rglob("*.py")):
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("#", 1)[0]
+            hits = [f for f in _FORBIDDEN if f in code]
+            hits += re.findall(r"\bnp\.random\.(?!Generator\b)\w+", code)
+            if hits:
+                bad.append(f"{path.relative_to(PACKAGE.parent)}:{lineno}: {hits}")
+    assert not bad, "studies building their own randomness:\n" + "\n".join(bad)
+
+
+def test_the_generator_grep_can_fail(tmp_path: Path) -> None:
+    sample = "rng = np.random.default_rng(0)\nx: np.random.Generator = y\nnp.random.seed(1)\n"
+    import re
+
+    hits = [f for f in _FORBIDDEN if f in sample] + re.findall(r"\bnp\.random\.(?!Generator\b)\w+", sample)
+    assert "default_rng(" in hits and "np.random.seed" in hits and "np.random.Generator" not in hits
+
+
+def test_no_study_or_report_parses_the_setting_label() -> None:
+    """Rows are selected by typed columns; ``setting`` is a label for people (issue #20, item 2)."""
+    import re
+
+    pattern = re.compile(r"""["']setting["']\]\s*(\.astype\(str\))?\s*\.str\.|setting\S*\.split\(["'];""")
+    bad = [f"{p.relative_to(PACKAGE.parent)}:{i}" for p in sorted((PACKAGE / "studies").rglob("*.py"))
+           for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    assert not bad, bad
+    assert pattern.search('x = t["setting"].str.extract(r"check=")') and pattern.search("s['setting'].astype(str).str.contains(")

@@ -13,7 +13,7 @@ from repro.engine.cache import TrialCache
 from repro.engine.results import ResultBundle, write_results
 from repro.engine.runner import RunConfig, plan_trials, run_experiment
 from repro.engine.spec import load_experiment
-from repro.engine.trial import TrialContext
+from repro.engine.trial import TrialContext, TrialKey
 from repro.errors import InvalidParameterError, TrialFailedError
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "experiments" / "toy.toml"
@@ -44,9 +44,9 @@ def test_seed_depends_on_names_not_order(spec) -> None:
     assert all(draws[t.key] == t.context.rng().normal() for t in reversed_tasks)
     # Distinct trials get distinct streams; the shared stream is common across cells of a repetition.
     assert len({round(v, 12) for v in draws.values()}) == len(draws)
-    a = TrialContext("toy", "epsilon=1.0", "a", 0).rng("split", scope="repetition").uniform()
-    b = TrialContext("toy", "epsilon=3.0", "b", 0).rng("split", scope="repetition").uniform()
-    c = TrialContext("toy", "epsilon=3.0", "b", 1).rng("split", scope="repetition").uniform()
+    a = TrialContext(TrialKey.of("toy", {"epsilon": 1.0, "method": "a"}, repetition=0)).rng("split", scope="repetition").uniform()
+    b = TrialContext(TrialKey.of("toy", {"epsilon": 3.0, "method": "b"}, repetition=0)).rng("split", scope="repetition").uniform()
+    c = TrialContext(TrialKey.of("toy", {"epsilon": 3.0, "method": "b"}, repetition=1)).rng("split", scope="repetition").uniform()
     assert a == b != c
 
 

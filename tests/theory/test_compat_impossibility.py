@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from repro.engine.trial import TrialContext
+from repro.engine.trial import TrialContext, TrialKey
 from repro.studies.cummings2019 import impossibility as study
 from repro.studies.cummings2019 import impossibility_report as study_report
 from repro.theory import compat_impossibility as ci
@@ -259,8 +259,7 @@ def _spec() -> dict:
 
 
 def _ctx(cell: dict) -> TrialContext:
-    setting = ";".join(f"{k}={v}" for k, v in sorted(cell.items()))
-    return TrialContext("compat-impossibility", setting, "", 0, 0)
+    return TrialContext(TrialKey.of("compat-impossibility", cell))
 
 
 def _run_all(params_extra: dict) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:

@@ -70,13 +70,13 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         ``ctx.rng("dataset", n, scope="repetition")`` draws Z, shared by every ε and dataset type of a repetition.
     """
     n, eps = int(params["n"]), float(params["epsilon"])
-    kind = str(params.get("dataset", "sampled"))
+    kind = str(params["dataset"])
     if kind not in DATASETS:
         raise InvalidParameterError(f"dataset must be one of {DATASETS}; got {kind!r}.")
-    alpha, beta = float(params.get("alpha", 0.1)), float(params.get("beta", 0.05))
-    k = int(params.get("k", 10))
-    hyp, ts, prob = _universe(k, float(params.get("p_a", 0.3)), float(params.get("w", 0.8)),
-                              float(params.get("b", 0.5)))
+    alpha, beta = float(params["alpha"]), float(params["beta"])
+    k = int(params["k"])
+    hyp, ts, prob = _universe(k, float(params["p_a"]), float(params["w"]),
+                              float(params["b"]))
     counts = em.sample_counts(prob, n, rng=ctx.rng("dataset", n, scope="repetition"))
     applied = False
     if kind == "boundary":
@@ -84,7 +84,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     claimed_eps, claimed_delta = 2.0 * eps, math.exp(-math.sqrt(n))
     # Many small vectorised operations: multi-threaded BLAS would only add contention.
     with threadpool_limits(limits=1):
-        audit = em.audit_replace_one(counts, hyp, eps, (eps, claimed_eps), nodes=int(params.get("nodes", 12)))
+        audit = em.audit_replace_one(counts, hyp, eps, (eps, claimed_eps), nodes=int(params["nodes"]))
     probs = audit.base.probs
     pop = em.population_scores(prob, hyp)
     opt = float(pop["u"].min())

@@ -33,6 +33,8 @@ from repro.theory import sample_complexity as sc
 __all__ = ["VERSION", "METHODS", "adult_types", "synthetic_types", "run_trial"]
 
 VERSION = "1"
+#: non-metric value columns of a record (never part of a row's identity)
+VALUES = ("eps_label",)
 
 #: Method label per mode: who the calibration belongs to.
 METHODS = {"nonprivate": "non-private (ε = ∞)", "paper": "paper-calibrated [P]", "corrected": "corrected [X]"}
@@ -108,15 +110,15 @@ def _data(params: dict[str, Any], ctx: TrialContext) -> tuple[np.ndarray, np.nda
     """(train counts, eval masses, y, g, pred, eval label) for the trial's dataset."""
     name = str(params["dataset"])
     if name == "synthetic":
-        prob, y, g, pred = synthetic_types(int(params.get("k", 10)), float(params.get("p_a", 0.3)),
-                                           float(params.get("w", 0.8)), float(params.get("b", 1.0)))
-        n = int(params.get("n_synthetic", 45_222))
+        prob, y, g, pred = synthetic_types(int(params["k"]), float(params["p_a"]),
+                                           float(params["w"]), float(params["b"]))
+        n = int(params["n_synthetic"])
         counts = ctx.rng("synthetic", n, scope="repetition").multinomial(n, prob / prob.sum())
         return counts, prob, y, g, pred, np.array(["population"])
     if name == "adult":
         type_of, y, g, pred, _ = adult_types()
         rng = ctx.rng("adult-split", scope="repetition")
-        test = rng.random(type_of.size) < float(params.get("test_fraction", 1 / 3))
+        test = rng.random(type_of.size) < float(params["test_fraction"])
         ntypes = len(y)
         counts = np.bincount(type_of[~test], minlength=ntypes)
         mass = np.bincount(type_of[test], minlength=ntypes).astype(float)
@@ -145,8 +147,8 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     T, m = int(params["T"]), int(params["m"])
     alpha, beta = float(params["alpha"]), float(params["beta"])
     C = float(params.get("C", 1.0 / alpha))
-    slack = float(params.get("slack", 0.0))
-    c0, d = float(params.get("c0", 1.0)), float(params.get("d", 1.0))
+    slack = float(params["slack"])
+    c0, d = float(params["c0"]), float(params["d"])
     counts, eval_mass, y, g, pred, _ = _data(params, ctx)
     data = fn.TypeData(counts, y, g)
     n = data.n

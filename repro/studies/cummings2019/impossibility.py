@@ -80,11 +80,11 @@ def _dispatch(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     if check == "C1-paper":
         return _run_paper(zeta, step)
     if check == "C2-counterexample":
-        return _run_counterexample(zeta, int(params.get("n_distributions", 1000)), ctx)
+        return _run_counterexample(zeta, int(params["n_distributions"]), ctx)
     if check == "C3-repaired":
         return _run_repaired(zeta, step)
     if check == "C4-privacy-loss":
-        return _run_privacy_loss(zeta, step, float(params.get("beta", DEFAULT_BETA)))
+        return _run_privacy_loss(zeta, step, float(params["beta"]))
     if check == "C5-slack":
         return _run_slack(zeta, _fraction(params, "alpha", DEFAULT_ALPHA), step)
     raise ValueError(f"unknown check {check!r}; expected one of {CHECKS}")

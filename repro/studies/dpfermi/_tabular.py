@@ -42,8 +42,8 @@ def split(ds, params: dict[str, Any], ctx: TrialContext, data: str):
 
     rng = ctx.rng("split", ds.name, scope="repetition")
     train, test = registry.train_test_split(ds.n, data, rng=rng,
-                                            train_fraction=float(params.get("train_fraction", 0.75)))
-    sub = int(params.get("subsample", 0) or 0)
+                                            train_fraction=float(params["train_fraction"]))
+    sub = int(params["subsample"] or 0)
     if 0 < sub < train.size:
         train = np.sort(rng.choice(train, size=sub, replace=False))
         test = np.sort(rng.choice(test, size=min(test.size, max(sub // 3, 200)), replace=False))

@@ -18,13 +18,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from repro.datasets import registry
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.learners.dp_fermi import REFERENCE, train_dp_fermi_batch
 from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
 from repro.privacy.dpfermi_noise import group_floor, theorem33_noise
 from repro.studies.dpfermi.tradeoff_figures import _metrics, _privileged_group, _split, load_dataset
+
+#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
+INDEX = ("clip_L", "radius_D", "lr_theta", "knob")
+#: non-metric value columns of a record (never part of a row's identity)
+VALUES = ("LD", "sigma_theta", "eps_label")
 
 __all__ = ["run_trial"]
 
@@ -37,14 +41,14 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     pairs = [tuple(float(v) for v in p) for p in params["clip_radius_pairs"]]
     if not pairs or any(len(p) != 2 or min(p) <= 0 for p in pairs):
         raise InvalidParameterError("clip_radius_pairs must be a non-empty list of [L, D] pairs with L, D > 0.")
-    data = str(params.get("data", registry.DEFAULT_DATA))
+    data = str(params["data"])
     ds = load_dataset(str(params["dataset"]), data)
     Xtr, ytr, s_tr, Xte, yte, s_te = _split(ds, params, ctx, data)
     eps = float(params["epsilon"])
-    n, B, epochs = Xtr.shape[0], int(params.get("batch_size", 1024)), int(params.get("epochs", 200))
+    n, B, epochs = Xtr.shape[0], int(params["batch_size"]), int(params["epochs"])
     steps = epochs * math.ceil(n / B)
     delta, rho = 1.0 / n**2, group_floor(s_tr)
-    base = REFERENCE.with_(fairness=fairness, batch_size=B, epochs=epochs, lr_w=float(params.get("lr_w", 0.01)),
+    base = REFERENCE.with_(fairness=fairness, batch_size=B, epochs=epochs, lr_w=float(params["lr_w"]),
                            code_group=_privileged_group(ytr, s_tr))
     configs, tags = [], []
     for clip, radius in pairs:

@@ -58,7 +58,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from repro.datasets import registry
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.engine.user_method import USER_KEY, fit_predict
 from repro.errors import InvalidParameterError
@@ -75,6 +74,10 @@ log = logging.getLogger(__name__)
 VERSION = "2"
 #: `repro run ID --with FILE.py` adds a researcher's method (see :func:`_run_user_method`)
 USER_METHODS = True
+#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
+INDEX = ("knob", "hyper")
+#: non-metric value columns of a record (never part of a row's identity)
+VALUES = ("clip_L", "radius_D", "lr_theta", "eps_label")
 #: the baselines do not depend on the DP-FERMI variant: `--variant strict` reuses their cached trials
 VARIANT_INDEPENDENT_METHODS = tuple(name for name, m in method_registry.methods().items() if m.variant_independent)
 
@@ -108,7 +111,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     fairness = params["fairness"]
     if fairness not in ("dp", "eo"):
         raise InvalidParameterError(f"fairness must be 'dp' or 'eo'; got {fairness!r}.")
-    data = str(params.get("data", registry.DEFAULT_DATA))
+    data = str(params["data"])
     ds = load_dataset(params["dataset"], data)
     parts = _split(ds, params, ctx, data)
     method = str(params["method"])
@@ -116,7 +119,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         records, privacy, tables, label = _run_user_method(params, ctx, parts)
     else:
         records, privacy, tables = method_registry.get(method).run(params, ctx, data, ds, parts)
-        label = epsilon_label(method, str(params.get("variant", "reference")))
+        label = epsilon_label(method, str(params["variant"]))
     for row in privacy:
         row.update(eps_label=label, data=data,
                    data_source=ds.source + ("" if ds.canonical else " (DERIVED or INFERRED, not canonical)"))

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from repro.engine.identity import stable_words
+from repro.engine.trial import global_rng
 from repro.errors import InvalidParameterError
 from repro.learners.dp_fermi import DPFermiConfig, train_dp_fermi_batch
 from repro.privacy.dpfermi_noise import theorem33_noise
@@ -51,8 +51,8 @@ class TuningGrid:
         grid = cls(clips=tuple(float(v) for v in params["tune_clips"]),
                    radii=tuple(float(v) for v in params["tune_radii"]),
                    lr_thetas=tuple(float(v) for v in params["tune_lr_thetas"]),
-                   seeds=int(params.get("tune_seeds", 3)),
-                   validation_fraction=float(params.get("tune_validation_fraction", 0.2)))
+                   seeds=int(params["tune_seeds"]),
+                   validation_fraction=float(params["tune_validation_fraction"]))
         if not (grid.clips and grid.radii and grid.lr_thetas) or grid.seeds < 1:
             raise InvalidParameterError("tune_clips, tune_radii and tune_lr_thetas must be non-empty and "
                                         "tune_seeds >= 1; set them in the experiment's [params].")
@@ -87,8 +87,7 @@ def tune_reference(Xtr: np.ndarray, ytr: np.ndarray, s_tr: np.ndarray, *, base: 
     ``rho_final``. ``seed_labels`` key the carve and the training streams (never the repetition).
     """
     n = Xtr.shape[0]
-    words = [base_seed, *stable_words("dpfermi-tuning", *seed_labels)]
-    carve = np.random.Generator(np.random.PCG64(np.random.SeedSequence([*words, 0])))
+    carve = global_rng(base_seed, "dpfermi-tuning", *seed_labels, "carve")
     perm = carve.permutation(n)
     n_val = int(round(grid.validation_fraction * n))
     val, fit = np.sort(perm[:n_val]), np.sort(perm[n_val:])
@@ -101,7 +100,7 @@ def tune_reference(Xtr: np.ndarray, ytr: np.ndarray, s_tr: np.ndarray, *, base: 
                                   sigma_theta=noise.sigma_theta, sigma_w=noise.sigma_w))
     errors = np.empty((grid.seeds, len(points)))
     for j in range(grid.seeds):
-        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([*words, 1 + j])))
+        rng = global_rng(base_seed, "dpfermi-tuning", *seed_labels, "train", j)
         results = train_dp_fermi_batch(Xtr[fit], ytr[fit], s_tr[fit], configs, rng=rng)
         errors[j] = [float(np.mean(r.model.predict(Xtr[val]) != ytr[val])) for r in results]
     mean = errors.mean(axis=0)

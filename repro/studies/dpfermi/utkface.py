@@ -73,6 +73,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 VERSION = "1"
+#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
+INDEX = ("knob",)
 #: importable modules this study needs beyond the base install (the ``vision`` extra)
 REQUIRES = ("jax",)
 CODE_DEPENDENCIES = (
@@ -130,7 +132,7 @@ def noise_levels(
 
 
 def _lambdas(params: dict[str, Any], eps: float) -> list[float]:
-    lam = params.get("lambdas", "released")
+    lam = params["lambdas"]
     if lam == "released":
         if eps not in RELEASED_LAMBDAS:
             raise InvalidParameterError(
@@ -151,22 +153,22 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     from repro.learners.dp_fermi_cnn import predict, select_device, train_dp_fermi_jax, vgg_param_count
 
     eps = float(params["epsilon"])
-    res = int(params.get("resolution", 128))
-    B = int(params.get("batch_size", 64))
-    epochs = int(params.get("epochs", 150))
-    clip, radius = float(params.get("clip_norm", 2.0)), float(params.get("w_radius", 2.0))
-    device = str(params.get("device", "auto"))
-    noise_source = str(params.get("noise_source", "host"))
+    res = int(params["resolution"])
+    B = int(params["batch_size"])
+    epochs = int(params["epochs"])
+    clip, radius = float(params["clip_norm"]), float(params["w_radius"])
+    device = str(params["device"])
+    noise_source = str(params["noise_source"])
     lambdas = _lambdas(params, eps)
-    variant = str(params.get("variant", "reference"))
+    variant = str(params["variant"])
     if variant not in ("reference", "strict"):
         raise InvalidParameterError(f"variant must be 'reference' or 'strict'; got {variant!r}.")
 
     index = load_index()
     train, test = split_indices(
         index.n,
-        int(params.get("subsample", 0) or 0),
-        float(params.get("train_fraction", 0.75)),
+        int(params["subsample"] or 0),
+        float(params["train_fraction"]),
         ctx.rng("split", "utkface", scope="repetition"),
     )
     images = load_images(res, np.concatenate([train, test]))
@@ -176,7 +178,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     n = train.size
     rho = group_floor(s_tr)
     delta = 1.0 / n**2
-    lr_theta, lr_w = float(params.get("lr_theta", 0.001)), float(params.get("lr_w", 0.005))
+    lr_theta, lr_w = float(params["lr_theta"]), float(params["lr_w"])
     if variant == "strict":
         q, steps = opacus_sampling(n, B, epochs)
         # exact strict accountant: the unclipped part of each record enters every noisy sum
@@ -187,7 +189,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
             lr_w=lr_w,
             batch_size=B,
             epochs=epochs,
-            clip_norm=float(params.get("strict_clip_norm", 1.0)),
+            clip_norm=float(params["strict_clip_norm"]),
             noise_multiplier=z,
         )
     else:

@@ -53,13 +53,15 @@ from repro.bandits.policies import (
     budget_split,
 )
 from repro.bandits.simulate import draw_stream, simulate, stream_contexts
-from repro.engine.trial import TrialContext, TrialOutput
+from repro.engine.trial import TrialContext, TrialOutput, global_rng
 from repro.errors import InvalidParameterError
 from repro.privacy import tree_mechanism as tm
 
 __all__ = ["VERSION", "run_trial", "resolve_environment"]
 
 VERSION = "1"
+#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
+INDEX = ("environment", "epsilon", "delta", "alpha_eps", "alpha_delta")
 
 POLICIES = ("OFUL", "FairGreedy", "PrivateFairGreedy", "Random", "Oracle")
 LABELS = {"OFUL": "OFUL", "FairGreedy": "Fair-Greedy", "PrivateFairGreedy": "Private-Fair-Greedy",
@@ -76,27 +78,27 @@ def resolve_environment(params: dict[str, Any]) -> tuple[str, str]:
     ``acs`` is used when its files are present (or ``acs_download`` is true); otherwise the
     declared fallback, labelled "<fallback> [substituted for acs: ACS files not found]".
     """
-    requested = str(params.get("env", "acs"))
+    requested = str(params["env"])
     if requested not in envs.ENVIRONMENTS:
         raise InvalidParameterError(f"`env` must be one of {', '.join(envs.ENVIRONMENTS)}; got {requested!r}. "
                                     "Pass e.g. --set env=synthetic.")
     if requested != "acs":
         return requested, requested
-    if bool(params.get("acs_download", False)) or envs.acs_files_present(_acs_root(params), states=_states(params)):
+    if bool(params["acs_download"]) or envs.acs_files_present(_acs_root(params), states=_states(params)):
         return "acs", "acs"
-    fallback = str(params.get("env_fallback", "acs-ca-extract"))
+    fallback = str(params["env_fallback"])
     if fallback not in envs.ENVIRONMENTS or fallback == "acs":
         raise InvalidParameterError(f"`env_fallback` must be acs-ca-extract or synthetic; got {fallback!r}.")
     return fallback, f"{fallback} [substituted for acs: ACS PUMS files not found]"
 
 
 def _acs_root(params: dict[str, Any]) -> Path:
-    raw = str(params.get("acs_dir", "") or "")
+    raw = str(params["acs_dir"] or "")
     return Path(raw).expanduser().absolute() if raw else envs.default_acs_dir()
 
 
 def _states(params: dict[str, Any]) -> tuple[str, ...] | None:
-    raw = str(params.get("acs_states", "") or "")
+    raw = str(params["acs_states"] or "")
     return tuple(s.strip().upper() for s in raw.split(",") if s.strip()) or None
 
 
@@ -104,7 +106,7 @@ def _states(params: dict[str, Any]) -> tuple[str, ...] | None:
 def _environment(name: str, n_per_group: int, problem_seed: int, acs_root: str, states: tuple[str, ...] | None,
                  download: bool) -> envs.BanditEnvironment:
     # The problem instance is fixed across seeds (the reference seeds it once with 42).
-    rng = np.random.Generator(np.random.PCG64(problem_seed))
+    rng = global_rng(problem_seed, "pfg-problem")  # a fixed function of problem_seed, whatever the base seed
     if name == "synthetic":
         return envs.make_synthetic(n_per_group=n_per_group, rng=rng)
     if name == "acs-ca-extract":
@@ -117,12 +119,12 @@ def _environment(name: str, n_per_group: int, problem_seed: int, acs_root: str, 
 
 def _configs(params: dict[str, Any]) -> list[dict[str, float]]:
     base = {k: float(params[k]) for k in CONFIG_KEYS}
-    sweep = str(params.get("sweep", "none"))
+    sweep = str(params["sweep"])
     if sweep == "none":
         return [base]
     if sweep not in CONFIG_KEYS:
         raise InvalidParameterError(f"`sweep` must be none or one of {', '.join(CONFIG_KEYS)}; got {sweep!r}.")
-    values = params.get("sweep_values")
+    values = params["sweep_values"]
     if not isinstance(values, list | tuple) or not values:
         values = [values]
     return [{**base, sweep: float(v)} for v in values]
@@ -133,23 +135,23 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
 
     Spec: seed-001 §5, §7, §10 D10–D11.
     """
-    variant = str(params.get("variant", "reference"))
+    variant = str(params["variant"])
     T = int(params["T"])
     if T < 3:
         raise InvalidParameterError(f"`T` must be >= 3; got {T}.")
-    names = list(params.get("policies", ["OFUL", "FairGreedy", "PrivateFairGreedy"]))
+    names = list(params["policies"])
     unknown = [n for n in names if n not in POLICIES]
     if unknown:
         raise InvalidParameterError(f"unknown policies {unknown}; valid: {', '.join(POLICIES)}.")
     env_name, env_label = resolve_environment(params)
-    env = _environment(env_name, int(params["n_per_group"]), int(params.get("problem_seed", 42)),
-                       str(_acs_root(params)), _states(params), bool(params.get("acs_download", False)))
-    L_used = float(params.get("L_tilde", 0.0)) or env.L_tilde
+    env = _environment(env_name, int(params["n_per_group"]), int(params["problem_seed"]),
+                       str(_acs_root(params)), _states(params), bool(params["acs_download"]))
+    L_used = float(params["L_tilde"]) or env.L_tilde
     configs = _configs(params)
     for cfg in configs:  # validate budgets before any work
         budget_split(cfg["epsilon"], cfg["delta"], cfg["alpha_eps"], cfg["alpha_delta"], variant)
 
-    sampling = str(params.get("context_sampling", "fresh"))
+    sampling = str(params["context_sampling"])
     noise = ctx.rng("reward-noise", scope="repetition").standard_normal(T)
     if sampling == "fresh":
         fresh = draw_stream(env, T, data_rng=ctx.rng("data-order", scope="repetition"), noise_rng=ctx.rng("reward-noise", scope="repetition"))
@@ -203,7 +205,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
                 traces[i], opts[i] = t_, opt
     sim_seconds = time.thread_time() - start
 
-    pts = curve_points(T, int(params.get("curve_points", 500)))
+    pts = curve_points(T, int(params["curve_points"]))
     records, curves, calib = [], [], []
     for pol, tr, cfg, opt in zip(policies, traces, meta, opts, strict=True):
         m = trace_metrics(tr.actions, tr.exp_reward, tr.fair_reward, opt["exp_max"], opt["fair_max"], K)
@@ -232,7 +234,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     if ctx.repetition == 0:
         info = env.info
         tables["environment"] = [{
-            "env_requested": str(params.get("env")), "env_used": env_name, "environment": env_label,
+            "env_requested": str(params["env"]), "env_used": env_name, "environment": env_label,
             "description": env.description, "group_codes": " ".join(map(str, env.group_codes)),
             "n_per_group": env.n_per_group, "d": d, "L_tilde_data": env.L_tilde, "L_tilde_used": L_used,
             "distinct_rows_per_group": " ".join(map(str, info.get("distinct_rows_per_group", []))),
@@ -261,12 +263,12 @@ def _reference_bootstrap_streams(env: envs.BanditEnvironment, T: int, names: lis
     n = env.n_per_group
     if T + 1 > n:
         raise InvalidParameterError(f"reference-bootstrap uses pool rows 1..T; need T < n_per_group ({T} >= {n}).")
-    S = int(params.get("reference_seeds", 10))
+    S = int(params["reference_seeds"])
     order = [p for p in REFERENCE_RUN_ORDER if p in names]
     run_index = {p: i * S + repetition + 1 for i, p in enumerate(order)}
     for p in names:
         run_index.setdefault(p, run_index.get("OFUL", repetition + 1))
-    rng = np.random.Generator(np.random.PCG64([int(params.get("problem_seed", 42)), 1]))
+    rng = global_rng(int(params["problem_seed"]), "pfg-reference-bootstrap")
     idx = np.arange(n)
     needed = set(run_index.values())
     chains: dict[int, Stream] = {}

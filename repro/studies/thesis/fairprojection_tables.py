@@ -47,7 +47,7 @@ import numpy as np
 from repro.datasets.adult_race import load_adult_race
 from repro.datasets.compas import load_compas
 from repro.datasets.tabular import TabularDataset
-from repro.engine.trial import TrialContext, TrialOutput, stable_words
+from repro.engine.trial import TrialContext, TrialOutput, global_rng
 from repro.errors import InvalidParameterError
 from repro.fairness import fair_projection as fp
 from repro.fairness.metrics import accuracy, meo_gap, sp_gap
@@ -56,6 +56,8 @@ from repro.privacy.ldp_mechanisms import optimal_binary_matrix, perturb
 __all__ = ["VERSION", "DATASETS", "match_on_curve", "run_trial"]
 
 VERSION = "1"
+#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
+INDEX = ("epsilon",)
 
 DATASETS = {"compas": load_compas, "adult": load_adult_race}
 DEFAULT_TOLERANCES = (0.0, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0)
@@ -75,9 +77,8 @@ def _gbm() -> Any:
 
 
 def _derived_rng(base_seed: int, *labels: Any) -> np.random.Generator:
-    """A generator keyed by (base seed, labels) only: shared by the SP and MEO tables of a dataset."""
-    words = stable_words("thesis-part2-tables", *labels)
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([base_seed, *words])))
+    """The global-scope stream keyed by (base seed, labels) only: shared by the SP and MEO tables of a dataset."""
+    return global_rng(base_seed, "thesis-part2-tables", *labels)
 
 
 def _data(dataset: str, subsample: int, base_seed: int) -> TabularDataset:
@@ -91,12 +92,17 @@ def _data(dataset: str, subsample: int, base_seed: int) -> TabularDataset:
 
 
 @functools.lru_cache(maxsize=8)
-def _shared_fits(dataset: str, subsample: int, split_seed: int, base_seed: int,
+def _shared_fits(dataset: str, subsample: int, repetition: int, base_seed: int,
                  epsilons: tuple[float, ...], test_size: float) -> dict[str, Any]:
-    """Base GBM (Non-Fair) and OPT fits of one repetition; independent of the fairness metric."""
+    """Base GBM (Non-Fair) and OPT fits of one repetition; independent of the fairness metric.
+
+    The split is the reference code's ``train_test_split(random_state=seed)`` with the thesis's seeds
+    0..9 (base seed + repetition): an integer the authors' code fixes, not a generator, kept so the
+    split indices are theirs."""
     from sklearn.model_selection import train_test_split
 
     data = _data(dataset, subsample, base_seed)
+    split_seed = int(base_seed) + int(repetition)
     tr, te = train_test_split(np.arange(data.n), test_size=test_size, random_state=split_seed)
     Xtr, ytr, str_ = data.X[tr], data.y[tr], data.s[tr]
     Xte, yte, ste = data.X[te], data.y[te], data.s[te]
@@ -121,7 +127,7 @@ def _shared_fits(dataset: str, subsample: int, split_seed: int, base_seed: int,
     return {"ytr": ytr, "str": str_, "yte": yte, "ste": ste, "p_tr": p_tr, "p_te": p_te,
             "pred_base": pred_base, "base_seconds": base_seconds, "opt": opt, "minority": minority,
             "minority_share": min(share1, 1.0 - share1),
-            "n_train": int(len(tr)), "n_test": int(len(te))}
+            "n_train": int(len(tr)), "n_test": int(len(te)), "split_seed": split_seed}
 
 
 def match_on_curve(alphas: np.ndarray, unfair: np.ndarray, acc: np.ndarray, target: float
@@ -155,7 +161,8 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         ``admm_max_iter`` (500), ``admm_tol`` (early stop once residuals < tol; 0 = never),
         ``admm_reg`` ("reference" = 1/√n, or a number).
     ctx
-        The repetition fixes the split (``random_state = base_seed + repetition``); ``ctx.rng()`` jitters G.
+        The repetition fixes the split (the reference code's ``random_state = base_seed + repetition``,
+        see :func:`_shared_fits`); ``ctx.rng()`` jitters G.
 
     Spec: seed-003 §6.4, §8.
     """
@@ -164,14 +171,13 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     if kind not in METRIC_NAME:
         raise InvalidParameterError(f"`fairness` must be 'sp' or 'meo'; got {kind!r}")
     metric = METRIC_NAME[kind]
-    epsilons = tuple(float(e) for e in params.get("epsilons", (0.2, 1.0, 4.0)))
-    tolerances = np.array(sorted(float(t) for t in params.get("tolerances", DEFAULT_TOLERANCES)))
-    divergences = [str(d) for d in params.get("divergences", ["kl", "ce"])]
-    reg_param = params.get("admm_reg", "reference")
+    epsilons = tuple(float(e) for e in params["epsilons"])
+    tolerances = np.array(sorted(float(t) for t in params["tolerances"]))
+    divergences = [str(d) for d in params["divergences"]]
+    reg_param = params["admm_reg"]
     reg = None if reg_param == "reference" else float(reg_param)
-    split_seed = int(ctx.base_seed) + int(ctx.repetition)
-    shared = _shared_fits(dataset, int(params.get("subsample", 0)), split_seed, int(ctx.base_seed), epsilons,
-                          float(params.get("test_size", 0.3)))
+    shared = _shared_fits(dataset, int(params["subsample"]), int(ctx.repetition), int(ctx.base_seed), epsilons,
+                          float(params["test_size"]))
     yte, ste = shared["yte"], shared["ste"]
     records: list[dict[str, Any]] = []
     base_unfair = _unfairness(kind, shared["pred_base"], yte, ste)
@@ -194,8 +200,8 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         for alpha in tolerances:
             t0 = time.perf_counter()
             G = fp.build_constraints(kind, alpha, p_tr, oh_tr, p_ys, rng=rng)
-            res = fp.admm(G, p_tr, divergence=div, max_iter=int(params.get("admm_max_iter", 500)), reg=reg,
-                          tol=float(params.get("admm_tol", 0.0)))
+            res = fp.admm(G, p_tr, divergence=div, max_iter=int(params["admm_max_iter"]), reg=reg,
+                          tol=float(params["admm_tol"]))
             G_te = fp.build_constraints(kind, alpha, p_te, oh_te, p_ys, rng=rng)
             h = fp.predict_projected(p_te, G_te, res.lam, div)
             pred = (h[:, 1] > 0.5).astype(np.int64)
@@ -224,5 +230,5 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         runtime.append({"method": f"{DIV_NAMES[div]} sweep ({len(rows)} tolerances, excl. base fit)",
                         "seconds": float(sum(r["seconds_projection"] for r in rows))})
     info = [{"n_train": shared["n_train"], "n_test": shared["n_test"], "minority_group": shared["minority"],
-             "minority_share": shared["minority_share"], "split_random_state": split_seed}]
+             "minority_share": shared["minority_share"], "split_random_state": shared["split_seed"]}]
     return TrialOutput(records=records, tables={"fp_curve": curve, "runtime": runtime, "split": info})

@@ -150,11 +150,11 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
 
     method = str(params["method"])
     dataset, attribute = str(params["dataset"]), str(params["attribute"])
-    source = str(params.get("data_source", "auto"))
+    source = str(params["data_source"])
     data = prepared(dataset, attribute, source)
     k = data["k"]
-    train, test = stratified_split(data["y"], test_size=float(params.get("test_size", 0.2)),
-                                   subsample=float(params.get("subsample", 1.0)), rng=ctx.rng("split", scope="repetition"))
+    train, test = stratified_split(data["y"], test_size=float(params["test_size"]),
+                                   subsample=float(params["subsample"]), rng=ctx.rng("split", scope="repetition"))
     lgbm_seed = int(ctx.rng("lightgbm", scope="repetition").integers(2**31 - 1))
     a_train, a_test = data["a"][train], data["a"][test]
     y_train, y_test = data["y"][train], data["y"][test]
@@ -168,7 +168,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
             minority = int(np.argmin(counts))  # majority = training-split mode, as in the authors' code
             opt_matrix = optimal_binary_matrix(epsilon, minority)
         else:
-            zeta_mode = "min" if params.get("variant") == "zeta-min" else "one"
+            zeta_mode = "min" if params["variant"] == "zeta-min" else "one"
             opt_matrix, zeta = _nonbinary_opt(dataset, attribute, source, epsilon, zeta_mode)
             record["zeta"] = zeta
     enc, z = mechanism_output(method, a_train, k, epsilon, opt_matrix=opt_matrix, rng=ctx.rng())

@@ -43,6 +43,8 @@ from repro.privacy.ldp_mechanisms import (
 )
 
 VERSION = "1"
+#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
+INDEX = ("case", "p0", "epsilon", "mechanism", "k")
 
 EPS_GRID = (0.05, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 10.0)
 ZETA_MARGIN = 1e-6
@@ -184,14 +186,14 @@ def _zeta_min(eps_grid: tuple[float, ...]) -> list[dict[str, Any]]:
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     """Run one theory check (``params['check']``); every record is one verified instance."""
     check = str(params["check"])
-    n = int(params.get("n_random", 2000))
-    eps_nb = tuple(float(e) for e in params.get("epsilons_nonbinary", EPS_GRID))
+    n = int(params["n_random"])
+    eps_nb = tuple(float(e) for e in params["epsilons_nonbinary"])
     if check == "lemma13":
         rows = _lemma13(n, ctx.rng())
     elif check == "lemma16":
         rows = _lemma16(n, ctx.rng())
     elif check == "theorem14":
-        rows = _theorem14(int(params.get("grid_points", 200_001)))
+        rows = _theorem14(int(params["grid_points"]))
     elif check == "ldp":
         rows = _ldp(eps_nb)
     elif check == "zeta-one":

@@ -13,7 +13,7 @@ def report_markdown(bundle: Any) -> str:
     t = bundle.trials
     lines = []
 
-    checks = t["setting"].str.extract(r"(?:^|;)check=([^;]+)")[0]
+    checks = t["check"]  # the grid column, never parsed from the setting label
 
     def sel(check: str):
         return t[checks == check]

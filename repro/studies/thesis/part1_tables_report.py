@@ -66,7 +66,7 @@ def view(bundle, data: str | None) -> Any:
     if data is None:
         return bundle
     summ = bundle.summary
-    summ = summ[summ["setting"].astype(str).str.contains(rf"(?:^|;)data={data}(?:;|$)", regex=True)]
+    summ = summ[summ["data"] == data]  # typed column (summary.csv), never the setting label
     tables = {}
     try:
         d = bundle.table("data")

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from repro.engine.trial import TrialContext, TrialOutput
+from repro.engine.trial import TrialContext, TrialOutput, global_rng
 from repro.fairness.private_postprocessing import (
     algorithm1,
     apply_rule,
@@ -52,7 +52,7 @@ def _population(dataset: str, base_seed: int, noise_multiplier: float, epochs: i
     base model trained once per dataset."""
     ds, sp, X = prepare(dataset, base_seed, "fixed", 0, subsample, "clean")
     Xa = np.hstack([X, ds.s[:, None].astype(np.float64)])
-    rng = TrialContext("thesis-theorem-8", "", "", 0, base_seed).rng("base-model", dataset, scope="repetition")
+    rng = global_rng(base_seed, "thesis-theorem-8", "base-model", dataset)
     res = train_dp_sgd_logistic(Xa[sp.train], ds.y[sp.train], noise_multiplier=noise_multiplier,
                                 epochs=epochs, rng=rng)
     post = ds.s[sp.post]
@@ -75,7 +75,7 @@ def _exact(rng: np.random.Generator, n_random: int) -> TrialOutput:
 
 
 def _montecarlo(params: dict[str, Any], rng: np.random.Generator) -> TrialOutput:
-    h, a, _, _ = _population(str(params["dataset"]), int(params.get("base_seed", 0)),
+    h, a, _, _ = _population(str(params["dataset"]), int(params["base_seed"]),
                              float(params["noise_multiplier"]), int(params["epochs"]), int(params["subsample"]))
     alpha, beta = float(h[a == 0].mean()), float(h[a == 1].mean())
     rule = algorithm1(alpha, beta)
@@ -128,7 +128,7 @@ def _prop6(rng: np.random.Generator, n_random: int) -> TrialOutput:
 
 
 def _theorem8(params: dict[str, Any], rng: np.random.Generator) -> TrialOutput:
-    h, a, n0, n1 = _population(str(params["dataset"]), int(params.get("base_seed", 0)),
+    h, a, n0, n1 = _population(str(params["dataset"]), int(params["base_seed"]),
                                float(params["noise_multiplier"]), int(params["epochs"]), int(params["subsample"]))
     alpha, beta = float(h[a == 0].mean()), float(h[a == 1].mean())
     eps0, eps1, eta = float(params["eps0"]), float(params["eps1"]), float(params["eta"])

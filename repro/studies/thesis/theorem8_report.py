@@ -28,8 +28,8 @@ def plot(bundle, outdir: Path) -> list[Path]:
                    label="mean Δ_SP (ours)" if i == 0 else None)
         ax.scatter(x, [g["max_sp_gap"].max()], color="C0", marker="x", zorder=3,
                    label="max Δ_SP over runs" if i == 0 else None)
-        if q is not None and "setting" in q:
-            qq = q[q["setting"].str.contains(f"dataset={ds}")]
+        if q is not None and "dataset" in q:
+            qq = q[q["dataset"] == ds]
             q95 = qq[qq["quantile"] == 0.95]["sp_gap"]
             if not q95.empty:
                 ax.scatter(x, [q95.mean()], color="C0", marker="^", label="95 % quantile" if i == 0 else None)

@@ -12,7 +12,11 @@ import repro.studies.dpfermi.noise_sweep as study
 import repro.studies.dpfermi.noise_sweep_report as report
 from repro.datasets.tabular import TabularDataset
 from repro.engine.spec import load_experiment
-from repro.engine.trial import TrialContext
+from repro.engine.spec import load_experiment as _load
+from repro.engine.trial import TrialContext, TrialKey
+
+#: the experiment file's [params]: the one source of the study's defaults
+FILE_PARAMS = {**_load(Path(__file__).parents[3] / "experiments" / "dpfermi-noise-sweep.toml").params, "variant": "reference"}
 
 EXPERIMENTS = Path(__file__).parents[3] / "experiments"
 
@@ -27,21 +31,21 @@ def _synthetic(n: int = 1600) -> TabularDataset:
 
 
 def _params(**kw) -> dict:
-    return dict(dataset="synthetic", data="clean", fairness="dp", epsilon=1.0, epochs=2, batch_size=256,
+    return FILE_PARAMS | dict(dataset="synthetic", data="clean", fairness="dp", epsilon=1.0, epochs=2, batch_size=256,
                 clip_radius_pairs=[[1.0, 1.0], [1.0, 5.0], [5.0, 5.0]], lambdas=[0.0, 0.5],
                 lr_thetas=[0.005, 0.01]) | kw
 
 
 def test_one_trial_trains_every_configuration(monkeypatch) -> None:
     monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
-    out = study.run_trial(_params(), TrialContext("t", "c", "dp-fermi", 0))
+    out = study.run_trial(_params(), TrialContext(TrialKey.of("t", {"method": "dp-fermi"})))
     df = pd.DataFrame(out.records)
     assert len(df) == 3 * 2 * 2 and set(df["LD"]) == {1.0, 5.0, 25.0}
     sig = df.groupby("LD")["sigma_theta"].first()
     np.testing.assert_allclose(sig / sig[1.0], [1.0, 5.0, 25.0])     # Theorem 3.3(a): σ_θ ∝ L·D
     assert df["error"].between(0, 1).all() and (df["eps_label"] == "nominal").all()
     with pytest.raises(Exception, match="clip_radius_pairs"):
-        study.run_trial(_params(clip_radius_pairs=[[1.0]]), TrialContext("t", "c", "dp-fermi", 0))
+        study.run_trial(_params(clip_radius_pairs=[[1.0]]), TrialContext(TrialKey.of("t", {"method": "dp-fermi"})))
 
 
 def test_closest_noise_level_is_read_from_the_released_lambda_zero_error() -> None:

@@ -13,7 +13,11 @@ import repro.studies.dpfermi.tradeoff_figures as study
 import repro.studies.dpfermi.tradeoff_figures_report as report
 from repro.datasets.tabular import TabularDataset
 from repro.engine.spec import load_experiment
-from repro.engine.trial import TrialContext
+from repro.engine.spec import load_experiment as _load
+from repro.engine.trial import TrialContext, TrialKey
+
+#: the experiment file's [params]: the one source of the study's defaults
+FILE_PARAMS = dict(_load(Path(__file__).parents[3] / "experiments" / "dpfermi-fig-2.toml").params)
 
 EXPERIMENTS = Path(__file__).parents[3] / "experiments"
 FIGS = [2, 3, 4, 6, 7, 8, 9, 10]
@@ -116,11 +120,12 @@ def _synthetic(n: int = 1600, seed: int = 0) -> TabularDataset:
     ("pf-ld", "eo", "reference"), ("jagielski-2019", "eo", "reference")])
 def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant: str) -> None:
     monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
-    params = dict(dataset="synthetic", data="clean", fairness=fairness, epsilon=3.0, method=method, variant=variant,
+    params = FILE_PARAMS | dict(dataset="synthetic", data="clean", fairness=fairness, epsilon=3.0, method=method,
+                                variant=variant,
                   lambdas=[0.0, 1.0], strict_lambdas=[0.0, 2.0], tran_gammas=[0.0, 1.0],
                   jagielski_bounds=[0.0, 10.0], jagielski_rounds=2, jagielski_learner_epochs=1, epochs=3,
-                  baseline_epochs=3, batch_size=256)
-    ctx = TrialContext("test", f"m={method}", method, 0)
+                  baseline_epochs=3, batch_size=256, hyperparameters=["fixed"])
+    ctx = TrialContext(TrialKey.of("test", {"method": method}))
     out = study.run_trial(params, ctx)
     n_points = {"dp-fermi": 2, "tran-2021a": 2, "pf-ld": 1, "jagielski-2019": 2}[method]
     assert len(out.records) == n_points
@@ -150,9 +155,9 @@ def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant:
 
 def test_run_trial_rejects_bad_input(monkeypatch) -> None:
     monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
-    base = dict(dataset="synthetic", data="clean", fairness="dp", epsilon=1.0, method="dp-fermi", lambdas=[0.0],
-                epochs=1)
-    ctx = TrialContext("test", "x", "dp-fermi", 0)
+    base = FILE_PARAMS | dict(dataset="synthetic", data="clean", fairness="dp", epsilon=1.0, method="dp-fermi",
+                              lambdas=[0.0], epochs=1)
+    ctx = TrialContext(TrialKey.of("test", {"method": "dp-fermi", "x": 0}))
     with pytest.raises(Exception, match="fairness"):
         study.run_trial(base | {"fairness": "calibration"}, ctx)
     with pytest.raises(Exception, match="variant"):
@@ -222,7 +227,7 @@ def test_every_method_and_variant_declares_its_guarantee() -> None:
 
 
 def _tuning_params(**kw) -> dict:
-    return dict(dataset="synthetic", fairness="dp", epsilon=1.0, method="dp-fermi", variant="reference",
+    return FILE_PARAMS | dict(dataset="synthetic", fairness="dp", epsilon=1.0, method="dp-fermi", variant="reference",
                 lambdas=[0.0, 1.0], epochs=2, batch_size=256, hyperparameters=["tuned", "fixed"],
                 tune_clips=[1.0, 5.0], tune_radii=[1.0, 5.0], tune_lr_thetas=[0.005, 0.01], tune_seeds=2) | kw
 
@@ -231,7 +236,7 @@ def _tuning_params(**kw) -> dict:
 def test_tuned_and_fixed_settings_are_trained_together(monkeypatch, data: str) -> None:
     """Issue 13 item 3: one (L, D, η_θ) per cell for every repetition, recorded; `fixed` is L = D = 5."""
     monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
-    outs = [study.run_trial(_tuning_params(data=data), TrialContext("test", "cell", "dp-fermi", rep))
+    outs = [study.run_trial(_tuning_params(data=data), TrialContext(TrialKey.of("test", {"method": "dp-fermi"}, repetition=rep)))
             for rep in (0, 1)]
     for out in outs:
         by_hyper = {h: [r for r in out.records if r["hyper"] == h] for h in ("tuned", "fixed")}
@@ -263,7 +268,7 @@ def test_tuning_breaks_ties_toward_the_larger_radius_and_clip() -> None:
     assert len(errors) == 1                                      # a genuine tie across (L, D)
     assert (choice.clip, choice.radius) == (3.0, 2.0)
     with pytest.raises(Exception, match="tune_validation_fraction"):
-        TuningGrid.from_params({"tune_clips": [1], "tune_radii": [1], "tune_lr_thetas": [0.01],
+        TuningGrid.from_params({"tune_clips": [1], "tune_radii": [1], "tune_lr_thetas": [0.01], "tune_seeds": 3,
                                 "tune_validation_fraction": 1.5})
 
 
@@ -279,5 +284,5 @@ def test_clean_data_tuning_runs_once_for_all_repetitions(monkeypatch) -> None:
     real = tuning.tune_reference
     monkeypatch.setattr(tuning, "tune_reference", lambda *a, **k: calls.append(k["rho_final"]) or real(*a, **k))
     for rep in range(3):
-        study.run_trial(_tuning_params(data="clean", tune_seeds=1), TrialContext("test", "cell", "dp-fermi", rep))
+        study.run_trial(_tuning_params(data="clean", tune_seeds=1), TrialContext(TrialKey.of("test", {"method": "dp-fermi"}, repetition=rep)))
     assert len(calls) == 1

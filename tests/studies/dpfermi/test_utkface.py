@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from repro.engine.spec import get_experiment
+from repro.engine.spec import load_experiment as _load
 from repro.studies.dpfermi.utkface import (
     RELEASED_LAMBDAS,
     dp_violation_multiclass,
@@ -16,6 +18,9 @@ from repro.studies.dpfermi.utkface import (
     split_indices,
 )
 from repro.studies.dpfermi.utkface_report import claim_verdicts, released_curves
+
+#: the experiment file's [params]: the one source of the study's defaults
+FILE_PARAMS = dict(_load(Path(__file__).parents[3] / "experiments" / "dpfermi-fig-5.toml").params)
 
 
 def test_dp_violation_multiclass_hand_made() -> None:
@@ -102,13 +107,13 @@ def test_trial_labels_its_epsilon(variant: str, data_mirror, isolated_data_env, 
     ``strict`` reports a public-statistics-caveat ε (P̂_S public) whose exact strict accountant value (no
     add/remove amplification by subsampling) equals the stated one (calibrated, within 1 %)."""
     pytest.importorskip("jax")
-    from repro.engine.trial import TrialContext
+    from repro.engine.trial import TrialContext, TrialKey
     from repro.studies.dpfermi.utkface import run_trial
 
     monkeypatch.setenv("REPRO_DATA_MIRROR", str(data_mirror))
-    params = {"epsilon": 10.0, "method": "dp-fermi", "variant": variant, "resolution": 16, "epochs": 1,
+    params = FILE_PARAMS | {"epsilon": 10.0, "method": "dp-fermi", "variant": variant, "resolution": 16, "epochs": 1,
               "subsample": 200, "lambdas": [0.0, 10.0], "device": "cpu"}
-    out = run_trial(params, TrialContext("dpfermi-fig-5", "epsilon=10.0", "dp-fermi", 0))
+    out = run_trial(params, TrialContext(TrialKey.of("dpfermi-fig-5", {"epsilon": 10.0, "method": "dp-fermi"})))
     assert [r["knob"] for r in out.records] == [0.0, 10.0]
     assert all(0 <= r["error"] <= 1 and 0 <= r["violation"] <= 1 for r in out.records)
     priv = out.tables["privacy"][0]

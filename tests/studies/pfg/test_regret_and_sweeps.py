@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from repro.engine.trial import TrialContext
+from repro.engine.trial import TrialContext, TrialKey
 from repro.errors import InvalidParameterError
 from repro.studies.pfg import regret_and_sweeps as study
 
@@ -19,7 +19,7 @@ BASE = {
 
 
 def _ctx(rep: int = 0) -> TrialContext:
-    return TrialContext("bandit-test", "", "", rep, 0)
+    return TrialContext(TrialKey.of("bandit-test", repetition=rep))
 
 
 def test_trial_records_and_tables() -> None:

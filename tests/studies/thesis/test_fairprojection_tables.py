@@ -6,13 +6,18 @@ Spec: seed-003-thesis.md §6.4, §8, §10 L8.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from repro.engine.trial import TrialContext
+from repro.engine.spec import load_experiment as _load
+from repro.engine.trial import TrialContext, TrialKey
 from repro.fairness.metrics import meo_gap, sp_gap
 from repro.studies.thesis.fairprojection_tables import match_on_curve, run_trial
+
+#: the experiment file's [params]: the one source of the study's defaults
+FILE_PARAMS = dict(_load(Path(__file__).parents[3] / "experiments" / "thesis-table-5.1.toml").params)
 
 
 def test_sp_and_meo_on_a_hand_made_table() -> None:
@@ -57,10 +62,10 @@ def test_match_outside_the_curve_is_flagged() -> None:
 @pytest.mark.data
 def test_one_trial_on_a_compas_subsample(data_mirror, tmp_path_factory, monkeypatch) -> None:
     monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path_factory.mktemp("data")))
-    params = {"dataset": "compas", "epsilons": [0.2, 4.0], "tolerances": [0.0, 0.1, 0.2, 1.0],
+    params = FILE_PARAMS | {"dataset": "compas", "epsilons": [0.2, 4.0], "tolerances": [0.0, 0.1, 0.2, 1.0],
               "divergences": ["kl", "ce"], "subsample": 1200, "admm_max_iter": 200, "admm_tol": 1e-9}
-    out_sp = run_trial({**params, "fairness": "sp"}, TrialContext("thesis-table-5.1", "", "", 0))
-    out_meo = run_trial({**params, "fairness": "meo"}, TrialContext("thesis-table-5.2", "", "", 0))
+    out_sp = run_trial({**params, "fairness": "sp"}, TrialContext(TrialKey.of("thesis-table-5.1")))
+    out_meo = run_trial({**params, "fairness": "meo"}, TrialContext(TrialKey.of("thesis-table-5.2")))
     rec_sp = {(r["method"], r.get("epsilon")): r for r in out_sp.records}
     rec_meo = {(r["method"], r.get("epsilon")): r for r in out_meo.records}
     assert set(rec_sp) == {("Non-Fair", None), ("OPT", 0.2), ("OPT", 4.0), ("FairProjection-KL", 0.2),

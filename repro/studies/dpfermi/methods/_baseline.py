@@ -19,9 +19,9 @@ def setup(method: str, params: dict[str, Any], ctx: TrialContext, Xtr: np.ndarra
     eps = float(params["epsilon"])
     n = Xtr.shape[0]
     delta = 1.0 / n**2
-    common = dict(epsilon=eps, delta=delta, batch_size=int(params.get("batch_size", 1024)),
-                  lr=float(params.get("baseline_lr", 0.1)), clip_norm=float(params.get("baseline_clip", 1.0)),
+    common = dict(epsilon=eps, delta=delta, batch_size=int(params["batch_size"]),
+                  lr=float(params["baseline_lr"]), clip_norm=float(params["baseline_clip"]),
                   rng=ctx.rng())
-    epochs = int(params.get("baseline_epochs", params.get("epochs", 200)))
+    epochs = int(params["baseline_epochs"])
     privacy: dict[str, Any] = {"method": method, "epsilon": eps, "delta": delta, "n_train": n}
     return common, epochs, privacy

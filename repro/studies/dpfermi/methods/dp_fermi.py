@@ -47,9 +47,9 @@ def _tuned(params, ctx, data: str, ds, base: DPFermiConfig):
 
     grid = TuningGrid.from_params(params)
     eps = float(params["epsilon"])
-    labels = [params["dataset"], data, params["fairness"], eps, int(params.get("subsample", 0) or 0),
-              float(params.get("train_fraction", 0.75))]
-    rep0 = TrialContext(ctx.experiment_id, ctx.setting, ctx.method, 0, ctx.base_seed)
+    labels = [params["dataset"], data, params["fairness"], eps, int(params["subsample"] or 0),
+              float(params["train_fraction"])]
+    rep0 = ctx.for_repetition(0)
     if data == "clean":  # the split depends on the experiment and the repetition (rep 0 here)
         labels.append(ctx.experiment_id)
     Xtr, ytr, str_ = split(ds, params, rep0, data)[:3]
@@ -64,7 +64,15 @@ def _tuned(params, ctx, data: str, ds, base: DPFermiConfig):
 
     key = {"labels": labels, "grid": [grid.clips, grid.radii, grid.lr_thetas, grid.seeds, grid.validation_fraction],
            "base": repr(base), "n": n, "steps": steps, "rho": rho, "delta": delta, "base_seed": ctx.base_seed}
-    return ctx.shared_value("dpfermi-tuning", key, __name__, compute)
+    return ctx.shared_value("dpfermi-tuning", key, __name__, compute, validate=_is_tuning_choice)
+
+
+def _is_tuning_choice(value: Any) -> bool:
+    """Structure of a cached tuning value: a TuningChoice whose (L, D, η_θ) are numbers."""
+    from repro.studies.dpfermi.tuning import TuningChoice
+
+    return isinstance(value, TuningChoice) and all(
+        isinstance(v, (int, float)) for v in (value.clip, value.radius, value.lr_theta, value.validation_error))
 
 
 def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) -> tuple[list, list, dict]:
@@ -72,14 +80,14 @@ def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) 
     Xtr, ytr, str_, Xte, yte, ste = parts
     eps = float(params["epsilon"])
     fairness = params["fairness"]
-    variant = params.get("variant", "reference")
+    variant = params["variant"]
     n = Xtr.shape[0]
-    B = int(params.get("batch_size", 1024))
-    epochs = int(params.get("epochs", 200))
+    B = int(params["batch_size"])
+    epochs = int(params["epochs"])
     steps = epochs * math.ceil(n / B)
     delta = 1.0 / n**2
     rho = group_floor(str_)
-    base = dict(lr_theta=float(params.get("lr_theta", 0.005)), lr_w=float(params.get("lr_w", 0.01)),
+    base = dict(lr_theta=float(params["lr_theta"]), lr_w=float(params["lr_w"]),
                 batch_size=B, epochs=epochs, fairness=fairness)
     privacy: dict[str, Any] = {"method": "dp-fermi", "epsilon": eps, "delta": delta, "n_train": n,
                                "steps": steps, "rho": rho, "variant": variant}
@@ -92,9 +100,9 @@ def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) 
         # (L, D, η_θ) per hyperparameter setting: `tuned` by the declared validation rule, `fixed` = the
         # project's earlier reading L = D = 5, η_θ = params lr_theta (issue 13, item 3)
         settings: dict[str, tuple[float, float, float]] = {}
-        for hyper in params.get("hyperparameters", ["fixed"]):
+        for hyper in params["hyperparameters"]:
             if hyper == "fixed":
-                settings[hyper] = (float(params.get("fixed_clip", 5.0)), float(params.get("fixed_radius", 5.0)),
+                settings[hyper] = (float(params["fixed_clip"]), float(params["fixed_radius"]),
                                    base["lr_theta"])
             elif hyper == "tuned":
                 choice = _tuned(params, ctx, data, ds, ref)
@@ -127,7 +135,7 @@ def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) 
                    for (hyper, clip, radius, lr, lam), res in zip(tags, results[:-1], strict=True)]
         return records, privacy_rows, tables
     elif variant in ("strict", "strict-all"):
-        lambdas = [float(v) for v in params.get("strict_lambdas", params["lambdas"])]
+        lambdas = [float(v) for v in params["strict_lambdas"]]
         q, T = opacus_sampling(n, B, epochs)
         engine = VARIANT_ENGINE[variant]
         # strict: the exact strict accountant (unclipped non-sensitive part, issue 14 defect 1; issue 21);

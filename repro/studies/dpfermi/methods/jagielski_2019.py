@@ -24,8 +24,8 @@ def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) 
     Xtr, ytr, str_, Xte, yte, ste = parts
     common, _, privacy = setup(NAME, params, ctx, Xtr)
     res = train_jagielski_2019(Xtr, ytr, str_, bounds=[float(b) for b in params["jagielski_bounds"]],
-                               rounds=int(params.get("jagielski_rounds", 10)),
-                               learner_epochs=int(params.get("jagielski_learner_epochs", 5)), **common)
+                               rounds=int(params["jagielski_rounds"]),
+                               learner_epochs=int(params["jagielski_learner_epochs"]), **common)
     P = res.predict_proba(Xte)
     records = [{"method": NAME, "knob": b, **metrics(P[:, j], yte, ste, params["fairness"])}
                for j, b in enumerate(res.bounds)]

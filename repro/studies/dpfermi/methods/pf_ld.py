@@ -24,7 +24,7 @@ def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) 
     Xtr, ytr, str_, Xte, yte, ste = parts
     common, epochs, privacy = setup(NAME, params, ctx, Xtr)
     res = train_pf_ld(Xtr, ytr, str_, fairness=params["fairness"], epochs=epochs,
-                      dual_lr=float(params.get("pf_ld_dual_lr", 0.5)), **common)
+                      dual_lr=float(params["pf_ld_dual_lr"]), **common)
     records = [{"method": NAME, **metrics(res.model.predict(Xte), yte, ste, params["fairness"])}]
     privacy.update(noise_multiplier=res.noise_multiplier, dual_noise_multiplier=res.dual_noise_multiplier,
                    steps=res.steps, guarantee=GUARANTEE.with_epsilon(privacy["epsilon"], privacy["delta"]).describe())
