@@ -15,7 +15,7 @@ import pytest
 
 PACKAGE = Path(__file__).parents[2] / "repro"
 ALGORITHMS = ("datasets", "privacy", "fairness", "learners", "bandits", "theory")
-MACHINE = ("repro.engine", "repro.cli", "repro.audit")
+MACHINE = ("repro.engine", "repro.cli")
 
 
 def _module_name(path: Path) -> str:
