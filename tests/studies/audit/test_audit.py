@@ -65,6 +65,7 @@ def test_fitted_threshold_audit_is_valid_and_not_vacuous() -> None:
 # ---------------------------------------------------------------------------- audits: claimed vs broken
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "runs", "floor"), [
     ("laplace-step", 20_000, 0.7), ("pfg-tree-mechanism", 6_000, 0.4), ("pfg-rank-noise", 40_000, 0.5),
     ("dp-sgd", 4_000, 0.2)])
@@ -96,6 +97,7 @@ def test_exact_exponential_mechanism_audits_and_their_controls() -> None:
     assert "max score change / Δ = 1.000" in step.note          # the exact sensitivity check: Δ is attained
 
 
+@pytest.mark.slow
 def test_strict_flags_the_old_defect1_accounting_by_a_margin() -> None:
     """Regression (issue 14, defect 1): strict calibrated WITH amplification by subsampling is flagged."""
     old = mc.audit_dp_fermi_strict(STRICT_RUNS, np.random.default_rng(3), broken=True)
@@ -141,6 +143,7 @@ def test_bad_input_is_one_line_before_any_audit(tmp_path, monkeypatch, args) -> 
     assert sum("rror:" in ln for ln in res.output.splitlines()) == 1 and len([ln for ln in res.output.splitlines() if ln.strip()]) <= 3, res.output
 
 
+@pytest.mark.slow
 def test_audit_runs_through_the_runner_and_streams_do_not_depend_on_the_command_line(tmp_path, monkeypatch) -> None:
     """Issue 20: DP-SGD's audited ε changed with the other mechanisms named; now seeds are keyed by name."""
     monkeypatch.setenv("REPRO_EXPERIMENTS_DIR", str(EXPERIMENTS))
