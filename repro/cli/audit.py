@@ -18,24 +18,29 @@ import click
 from repro.cli._common import results_root
 from repro.errors import InvalidParameterError
 
-#: the mechanisms and groups a user may name (kept here so that ``--help`` imports nothing heavy)
 _ALL = "all"
+#: labels whose violated claim makes ``repro audit`` exit with status 1
+FAILING_LABELS = ("accounted", "public-statistics caveat")
 
 
-def resolve_names(names: tuple[str, ...]) -> list[str]:
-    """Mechanism names for ``names``: ``all`` (or nothing) is every mechanism, a group its members;
-    duplicates are dropped, the registry's order kept. Unknown names raise one line listing the choices."""
-    from repro.studies.audit.mechanisms import GROUPS, MECHANISMS
+def resolve_names(names: tuple[str, ...], mechanisms: list[str]) -> list[str]:
+    """The audited mechanisms (values of the experiment's ``mechanism`` axis) for ``names``: ``all`` (or
+    nothing) is every one, a group name ``G`` every mechanism named ``G-…`` (``ldp``, ``dp-fermi``, ``pfg``);
+    duplicates are dropped, the experiment's order kept. Unknown names raise one line listing the choices."""
+    groups = sorted({m.split("-")[0] for m in mechanisms} | {"dp-fermi"})
 
-    unknown = [n for n in names if n not in MECHANISMS and n not in GROUPS and n != _ALL]
+    def members(name: str) -> list[str]:
+        return [m for m in mechanisms if m == name or m.startswith(f"{name}-")]
+
+    unknown = [n for n in names if n != _ALL and not members(n)]
     if unknown:
         raise InvalidParameterError(
-            f"unknown mechanism(s) {', '.join(map(repr, unknown))}; choose from {', '.join(MECHANISMS)}, "
-            f"the groups {', '.join(GROUPS)} or 'all'")
+            f"unknown mechanism(s) {', '.join(map(repr, unknown))}; choose from {', '.join(mechanisms)}, "
+            f"a group ({', '.join(g for g in groups if len(members(g)) > 1)}) or 'all'")
     if not names or _ALL in names:
-        return list(MECHANISMS)
-    wanted = {m for n in names for m in GROUPS.get(n, (n,))}
-    return [m for m in MECHANISMS if m in wanted]
+        return list(mechanisms)
+    wanted = {m for n in names for m in members(n)}
+    return [m for m in mechanisms if m in wanted]
 
 
 def _check_out(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
@@ -61,29 +66,28 @@ def audit(names: tuple[str, ...], profile: str, seed: int, out: Path | None, job
 
     Mechanisms: laplace-step, dp-sgd, dp-fermi-strict, dp-fermi-strict-all, ldp-grr, ldp-binary-thm14,
     ldp-subset-selection, ldp-optimal-5.5.9, pfg-tree-mechanism, pfg-rank-noise, cummings-alg1-expmech,
-    fairnr-corrected-ftpl-step, tran-2021a, pf-ld; groups: ldp, dp-fermi, pfg, baselines.
+    fairnr-corrected-ftpl-step, tran-2021a, pf-ld; groups: ldp, dp-fermi, pfg.
     """
-    from repro.engine.results import check_output_dir, write_results
+    from repro.engine.results import ResultBundle, check_output_dir, report_hook, write_results
     from repro.engine.runner import RunConfig, run_experiment
     from repro.engine.spec import get_experiment
-    from repro.studies.audit.mechanism_audit_report import FAILING_LABELS, combined_rows, markdown_table
 
-    mechanisms = resolve_names(names)
     spec = get_experiment("audit")
-    every = mechanisms == list(spec.grid["mechanism"])
+    every = list(spec.grid["mechanism"])
+    mechanisms = resolve_names(names, every)
     config = RunConfig(profile=profile, jobs=jobs, out=out or results_root(), force=force, base_seed=seed,
-                       overrides={} if every else {"mechanism": mechanisms})
+                       overrides={} if mechanisms == every else {"mechanism": mechanisms})
     check_output_dir(config.out)  # before any audit runs: a bad --out fails now, in one line
     spec.expand_cells(profile, config.overrides)
     outcome = run_experiment(spec, config)
     command = "repro " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else "repro audit"
     directory = write_results(outcome, command=command, dataset_sha256={})
-    rows = combined_rows(outcome.tables["audit"])
-    click.echo(markdown_table(rows))
+    click.echo(report_hook(spec, "report_markdown")(ResultBundle.load(spec, directory)))
     click.echo(f"{outcome.n_trials} audits ({outcome.n_cached} cached) in {outcome.wall_seconds:.1f} s -> {directory}")
-    missed = [r["mechanism"] for r in rows if str(r["control"]).startswith("NOT FLAGGED")]
-    if missed:
-        click.echo(f"warning: broken control(s) not flagged: {', '.join(missed)} (the audit could not fail there)",
-                   err=True)
-    if any(r["verdict"] == "violated" and r["label"] in FAILING_LABELS for r in rows):
+    table = outcome.tables["audit"]
+    if (table["verdict"] == "CONTROL NOT FLAGGED").any():
+        missed = ", ".join(table.loc[table["verdict"] == "CONTROL NOT FLAGGED", "mechanism"])
+        click.echo(f"warning: broken control(s) not flagged: {missed} (the audit could not fail there)", err=True)
+    violated = (table["instance"] == "claimed") & (table["verdict"] == "violated") & table["label"].isin(FAILING_LABELS)
+    if violated.any():
         raise SystemExit(1)

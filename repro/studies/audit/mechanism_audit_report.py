@@ -12,7 +12,7 @@ from repro.engine.results import ResultBundle
 from repro.plotting import new_figure, save_figure
 from repro.studies.audit.mechanisms import MECHANISMS, NOMINAL
 
-#: labels that make `repro audit` fail when their claim is violated
+#: labels whose violated claim fails `repro audit` (as in repro.cli.audit)
 FAILING_LABELS = ("accounted", "public-statistics caveat")
 
 
@@ -84,7 +84,7 @@ def plot(bundle: ResultBundle, outdir: Path) -> list[Path]:
     ax.axvline(1.0, color="0.3", lw=1, ls="--", label="claimed ε (ratio 1)")
     ax.axvspan(1.0, right, color="tab:red", alpha=0.06, lw=0)
     for yi, r in zip(y, rows, strict=True):
-        ax.plot([0, right], [yi, yi], color="0.9", lw=0.6, zorder=0)
+        ax.plot([-0.04 * right, right], [yi, yi], color="0.9", lw=0.6, zorder=0)
         if math.isfinite(r["achievable"]):
             ax.plot(r["achievable"] / r["claimed"], yi, "D", color="0.45", markersize=5, markerfacecolor="none")
         colour = "tab:red" if r["verdict"] == "violated" else ("tab:orange" if r["label"] == NOMINAL else "tab:blue")
@@ -94,7 +94,7 @@ def plot(bundle: ResultBundle, outdir: Path) -> list[Path]:
     ax.set_yticks(y)
     ax.set_yticklabels([f"{r['mechanism']} ({'nominal' if r['label'] == NOMINAL else 'accounted'}"
                         f"{'*' if r['label'] == 'public-statistics caveat' else ''})" for r in rows])
-    ax.set_xlim(0, right)
+    ax.set_xlim(-0.04 * right, right)   # a bound of 0 stays visible
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.set_xlabel("ε relative to the claimed ε (audited / claimed); * public-statistics caveat")
     ax.set_title(f"Privacy audit ({bundle.profile} profile): attack lower bounds vs claims")

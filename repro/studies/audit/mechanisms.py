@@ -613,12 +613,11 @@ MECHANISMS: dict[str, Mechanism] = {
     "tran-2021a": Mechanism(audit_tran_2021a, {"smoke": 300, "full": 3_000}),
     "pf-ld": Mechanism(audit_pf_ld, {"smoke": 300, "full": 3_000}),
 }
-#: names a user may give for several mechanisms at once
+#: the groups `repro audit` accepts (it resolves a group ``G`` to the mechanisms named ``G-…``)
 GROUPS: dict[str, tuple[str, ...]] = {
     "ldp": ("ldp-grr", "ldp-binary-thm14", "ldp-subset-selection", "ldp-optimal-5.5.9"),
     "dp-fermi": ("dp-fermi-strict", "dp-fermi-strict-all"),
     "pfg": ("pfg-tree-mechanism", "pfg-rank-noise"),
-    "baselines": ("tran-2021a", "pf-ld"),
 }
 
 

