@@ -597,7 +597,7 @@ _LDP_CONTROL = "matrix built with 2ε under the claim ε"
 #: name → mechanism (the experiment file's ``mechanism`` axis lists the same names)
 MECHANISMS: dict[str, Mechanism] = {
     "laplace-step": Mechanism(audit_laplace_step, {"smoke": 5_000, "full": 100_000}, "Laplace noise halved"),
-    "dp-sgd": Mechanism(audit_dp_sgd, {"smoke": 2_000, "full": 30_000}, "noise multiplier halved"),
+    "dp-sgd": Mechanism(audit_dp_sgd, {"smoke": 5_000, "full": 30_000}, "noise multiplier halved"),
     "dp-fermi-strict": Mechanism(audit_dp_fermi_strict, {"smoke": 600, "full": 6_000},
                                  "old amplified accounting (defect 1)"),
     "dp-fermi-strict-all": Mechanism(audit_dp_fermi_strict_all, {"smoke": 300, "full": 3_000},
