@@ -465,7 +465,7 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
     trained together with others equals its run alone with the same generator (up to summation
     order) whenever both draw noise (or neither does). ``on_step(t, Th, b, Ws)``, if given, sees every
     iterate after step t (read-only copies not made; it must not modify them): the DP-SGD accountant
-    covers the release of all iterates, so the privacy auditor (:mod:`repro.audit`) observes them.
+    covers the release of all iterates, so the privacy auditor (:mod:`repro.studies.audit.mechanisms`) observes them.
     It draws no randomness and changes nothing.
 
     Spec: seed-004 §4.1, §4.4 ("vectorise over seeds/λ", §7.6).
