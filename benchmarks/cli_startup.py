@@ -1,0 +1,51 @@
+"""Start-up time of the command line: ``repro --help``, ``repro list`` and ``repro list --ids``.
+
+Each command runs in a fresh ``python -m repro`` subprocess (so imports are paid every time, as a
+user pays them) ``--repeat`` times; the median wall time is printed. Target (issue #24, item 8):
+``repro --help`` and ``repro list`` answer in <= 0.5 s. ``--root`` times another checkout (for
+a before/after comparison, e.g. the commit before the lazy imports).
+
+    python benchmarks/cli_startup.py [--repeat 9] [--root PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+COMMANDS = (["--help"], ["list"], ["list", "--ids"], ["data", "--help"])
+TARGET_S = 0.5
+
+
+def time_command(args: list[str], root: Path, repeat: int) -> float:
+    """Median wall seconds of ``python -m repro ARGS`` run from ``root``."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "repro", *args], cwd=root, env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1])
+    args = parser.parse_args()
+    print(f"{'command':<24} median s  (of {args.repeat}; load average {os.getloadavg()[0]:.2f})")
+    for command in COMMANDS:
+        seconds = time_command(command, args.root, args.repeat)
+        targeted = command in (["--help"], ["list"])
+        flag = "" if not targeted else "  ok" if seconds <= TARGET_S else f"  above the {TARGET_S} s target"
+        print(f"repro {' '.join(command):<18} {seconds:8.2f}{flag}")
+
+
+if __name__ == "__main__":
+    main()
