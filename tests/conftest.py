@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-
 MIRROR_EXAMPLE = "/absolute/path/to/shared/data"  # absolute, as the README asks: it holds from any folder
 
 
