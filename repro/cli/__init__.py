@@ -122,6 +122,7 @@ def main(ctx: click.Context, debug: bool, verbose: int) -> None:
     \b
     Typical use:
       repro list                          what can be reproduced
+      repro show ID                       one result: grid, settable keys, data modes, paper values
       repro run compat-impossibility      run it (smoke profile), print paper vs ours
       repro run ID --profile full         the paper's full configuration
       repro plot ID                       redraw figures from saved results
