@@ -24,7 +24,7 @@ TARGET_S = 0.5
 
 def time_command(args: list[str], root: Path, repeat: int) -> float:
     """Median wall seconds of ``python -m repro ARGS`` run from ``root``."""
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    env = {"REPRO_EXPERIMENTS_DIR": str(root / "experiments"), **os.environ, "PYTHONPATH": str(root)}
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
