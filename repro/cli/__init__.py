@@ -72,7 +72,8 @@ class LazyGroup(click.Group):
         return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, self.commands[name].get_short_help_str() if name in self.commands else COMMANDS[name][2])
+        # the one-line help of COMMANDS, whether or not the command was imported: one text, always
+        rows = [(name, COMMANDS[name][2] if name in COMMANDS else self.commands[name].get_short_help_str())
                 for name in self.list_commands(ctx)]
         if rows:
             with formatter.section("Commands"):
