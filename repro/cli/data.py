@@ -52,6 +52,21 @@ def _rebuilt_blob(base: str) -> str:
     return git_blob_id(authors_csv_bytes(base))
 
 
+AUTHORS_BLOB_KEY = ":git-blob"  # run.json key suffix; read by repro.engine.report
+
+
+def authors_checksums(raw_names: Sequence[str]) -> dict[str, str]:
+    """For run.json: ``{"<name>-authors:git-blob": blob}`` of every authors' file rebuilt from raw files
+    that the run lists and that are cached, so a result says whether its rebuilt bytes were the authors'."""
+    from repro.datasets.authors_files import AUTHORS_FILES
+
+    out = {}
+    for base, spec in AUTHORS_FILES.items():
+        if spec.sources and all(n in raw_names and store.cached_path(get_source(n)).is_file() for n in spec.sources):
+            out[f"{base}{AUTHORS_SUFFIX}{AUTHORS_BLOB_KEY}"] = _rebuilt_blob(base)
+    return out
+
+
 def _authors_rows() -> list[list[str]]:
     from repro.datasets.authors_files import AUTHORS_FILES
 

@@ -102,6 +102,24 @@ def find_bundles(specs: Iterable[ExperimentSpec], out: Path) -> list[ResultBundl
     return bundles
 
 
+def authors_blob_verdict(key: str, blob: str | None) -> str | None:
+    """Words for a run.json dataset entry ``<name>-authors:git-blob`` (None for any other entry):
+    whether the authors' file the run rebuilt had the authors' bytes."""
+    suffix = "-authors:git-blob"
+    if not key.endswith(suffix) or not blob:
+        return None
+    from repro.datasets.authors_files import AUTHORS_FILES
+
+    spec = AUTHORS_FILES.get(key[: -len(suffix)])
+    if spec is None:
+        return None
+    if not spec.canonical:
+        return f"rebuilt git blob {blob[:12]} (INFERRED file, not verifiable)"
+    if blob == spec.git_blob:
+        return f"rebuilt git blob {blob[:12]} = the authors'"
+    return f"rebuilt git blob {blob[:12]} DIFFERS from the authors' {spec.git_blob[:12]}"
+
+
 def _verdicts_shown(bundle: ResultBundle) -> bool:
     return bundle.profile != "smoke" or smoke_verdicts_shown(bundle.spec)
 
@@ -156,8 +174,9 @@ def render_bundle(bundle: ResultBundle, relative_to: Path) -> str:
               "- **Software:** " + ", ".join(f"{k} {v}" for k, v in run.get("versions", {}).items()),
               ]
     if run.get("datasets_sha256"):
-        lines.append("- **Datasets (sha256 of the bytes read):** " + ", ".join(
-            f"`{k}` {v[:12]}…" if v else f"`{k}` not read" for k, v in run["datasets_sha256"].items()))
+        lines.append("- **Datasets (sha256 of the bytes read; the authors' rebuilt files by git blob):** " + ", ".join(
+            f"`{k}` {authors_blob_verdict(k, v) or v[:12] + '…'}" if v else f"`{k}` not read"
+            for k, v in run["datasets_sha256"].items()))
     else:
         lines.append("- **Datasets:** none")
     if spec.expected:

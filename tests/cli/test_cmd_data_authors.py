@@ -80,3 +80,19 @@ def test_path_of_a_real_authors_file_is_the_authors_blob(data_mirror: Path, isol
     blob = subprocess.run(["git", "hash-object", str(path)], capture_output=True, text=True, check=True).stdout
     assert blob.strip() == af.AUTHORS_FILES["parkinsons"].git_blob
     assert "OK        parkinsons-authors" in invoke("verify", "parkinsons-authors").output
+
+
+def test_run_json_records_the_rebuilt_blob_and_the_report_judges_it(fake_rebuild: bytes, monkeypatch) -> None:
+    from repro.cli.data import authors_checksums
+    from repro.datasets import store
+    from repro.engine.report import authors_blob_verdict
+
+    monkeypatch.setattr(store, "cached_path", lambda src: Path(__file__))  # every raw file "cached"
+    blobs = authors_checksums(("adult-data", "credit-card-tsv"))
+    blob = af.git_blob_id(fake_rebuild)
+    assert blobs == {"adult-authors:git-blob": blob, "credit-card-authors:git-blob": blob}
+    assert authors_checksums(("compas",)) == {}  # a run without the raw files records nothing
+    assert "DIFFERS" in authors_blob_verdict("adult-authors:git-blob", blob)
+    assert "= the authors'" in authors_blob_verdict("adult-authors:git-blob", af.AUTHORS_FILES["adult"].git_blob)
+    assert "INFERRED" in authors_blob_verdict("credit-card-authors:git-blob", blob)
+    assert authors_blob_verdict("adult-data", "ab" * 32) is None
