@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+MIRROR_EXAMPLE = "/absolute/path/to/shared/data"  # absolute, as the README asks: it holds from any folder
+
 
 def on_ci() -> bool:
     """True when the environment variable ``CI`` is set to true (as CI services do)."""
@@ -22,9 +24,10 @@ def require_mirror() -> Path:
     """The data mirror folder from ``REPRO_DATA_MIRROR``; skip (fail under ``CI=true``) if absent."""
     raw = os.environ.get("REPRO_DATA_MIRROR")
     if not raw:
-        reason = "REPRO_DATA_MIRROR is not set (e.g. REPRO_DATA_MIRROR=../shared/data)"
+        reason = f"REPRO_DATA_MIRROR is not set (e.g. export REPRO_DATA_MIRROR={MIRROR_EXAMPLE})"
     elif not Path(raw).expanduser().is_dir():
-        reason = f"REPRO_DATA_MIRROR={raw!r} is not a folder"
+        reason = (f"REPRO_DATA_MIRROR={raw!r} is not a folder; set it to the mirror's absolute path "
+                  f"(e.g. {MIRROR_EXAMPLE})")
     else:
         return Path(raw).expanduser().absolute()
     if on_ci():

@@ -3,10 +3,15 @@
 Errors a user can cause (:class:`repro.errors.ReproError`) are printed as one line naming the
 cause and the fix, with exit code 1; ``--debug`` (or ``REPRO_DEBUG=1``) shows the traceback.
 Ctrl-C prints one line and exits with 130 (128 + SIGINT), after the workers have been stopped.
+
+Commands are imported only when invoked (:class:`LazyGroup`), so ``repro --help`` and ``repro list``
+start without loading numpy, pandas or matplotlib (``benchmarks/cli_startup.py`` measures it).
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import logging
 import os
 import sys
@@ -22,10 +27,68 @@ __all__ = ["main"]
 EXIT_INTERRUPTED = 130
 INTERRUPTED_RUN = ("interrupted (Ctrl-C); the trial cache is intact: every completed trial is kept and no "
                    "partial result folder was written; rerun the same command to resume from the cache")
+INTERRUPTED_RUN_NO_CACHE = ("interrupted (Ctrl-C); no partial result folder was written and, under --no-cache, "
+                            "no trial was kept: rerun the command (without --no-cache to keep completed trials)")
 INTERRUPTED = "interrupted (Ctrl-C); files are written atomically, so nothing was left half-written"
 
+# name -> (module, attribute, one-line help shown by `repro --help` without importing the module)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "list": ("repro.cli.list_cmd", "list_cmd", "List every reproducible result and the results saved for it."),
+    "show": ("repro.cli.show", "show", "Print one experiment: grid, settable keys, data modes, profiles."),
+    "run": ("repro.cli.run", "run", "Run ID (or `all`): trials, CSVs, figures, paper vs ours."),
+    "plot": ("repro.cli.plot", "plot", "Redraw the figures of ID from its saved results."),
+    "report": ("repro.cli.report", "report", "Write DIR/REPORT.md: paper vs ours for every completed run."),
+    "data": ("repro.cli.data", "data", "List, fetch, verify and locate the dataset files."),
+    "audit": ("repro.cli.audit", "audit", "Empirical privacy audit: claimed vs audited epsilon."),
+}
 
-class ReproGroup(click.Group):
+
+def _interrupted_message(ctx: click.Context, args: list[str]) -> str:
+    """The Ctrl-C line: what was kept depends on the command and on ``--no-cache``."""
+    if ctx.invoked_subcommand != "run":
+        return INTERRUPTED
+    return INTERRUPTED_RUN_NO_CACHE if "--no-cache" in args else INTERRUPTED_RUN
+
+
+class LazyGroup(click.Group):
+    """Click group whose subcommands live in :data:`COMMANDS` and are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        lazy = [name for name, (module, _, _) in COMMANDS.items() if module_exists(module)]
+        return sorted(set(lazy) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.commands:
+            return self.commands[name]
+        if name not in COMMANDS or not module_exists(COMMANDS[name][0]):
+            return None
+        module, attr, _ = COMMANDS[name]
+        command = getattr(importlib.import_module(module), attr)
+        self.add_command(command, name)
+        return command
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):  # type: ignore[override]
+        ctx.meta["repro.subcommand_args"] = list(args)  # what the Ctrl-C message needs to know
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # the one-line help of COMMANDS, whether or not the command was imported: one text, always
+        rows = [(name, COMMANDS[name][2] if name in COMMANDS else self.commands[name].get_short_help_str())
+                for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def module_exists(name: str) -> bool:
+    """Whether ``name`` is importable, found without importing it (its parent packages are imported)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class ReproGroup(LazyGroup):
     """Click group that turns ReproError into a clean message and exit code 1, Ctrl-C into 130."""
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
@@ -36,7 +99,7 @@ class ReproGroup(click.Group):
                 raise
             if (ctx.obj or {}).get("debug") or os.environ.get("REPRO_DEBUG") == "1":
                 raise
-            message = INTERRUPTED_RUN if ctx.invoked_subcommand == "run" else INTERRUPTED
+            message = _interrupted_message(ctx, ctx.meta.get("repro.subcommand_args", []))
             click.echo(f"\nrepro: {message}", err=True)
             ctx.exit(EXIT_INTERRUPTED)
         except ReproError as exc:
@@ -71,19 +134,3 @@ def main(ctx: click.Context, debug: bool, verbose: int) -> None:
     ctx.obj["debug"] = debug
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-
-
-def _register() -> None:
-    from repro.cli.audit import audit
-    from repro.cli.data import data
-    from repro.cli.list_cmd import list_cmd
-    from repro.cli.plot import plot
-    from repro.cli.report import report
-    from repro.cli.run import run
-    from repro.cli.show import show
-
-    for command in (list_cmd, show, run, plot, report, data, audit):
-        main.add_command(command)
-
-
-_register()

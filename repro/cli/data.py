@@ -1,4 +1,9 @@
-"""`repro data`: list, fetch, verify and locate the raw data files.
+"""`repro data`: list, fetch, verify and locate the raw data files and the authors' processed files.
+
+The authors' files (data mode ``authors``: ``adult-authors``, ``retired-adult-authors``,
+``parkinsons-authors``, ``credit-card-authors``) are rebuilt from the raw files by
+:mod:`repro.datasets.authors_files`; ``verify`` compares the rebuilt bytes with the authors' git
+blob (Credit Card's file is not public: an inferred reconstruction, reported, never a failure).
 
 Spec: ../shared/data/MANIFEST.md. A thin layer over :mod:`repro.datasets`; errors are
 :class:`repro.errors.ReproError` subclasses, which the main group turns into one line and exit
@@ -22,6 +27,60 @@ from repro.errors import ChecksumMismatchError, DataUnavailableError, ReproError
 __all__ = ["data"]
 
 _NAME_METAVAR = "NAME"
+AUTHORS_SUFFIX = "-authors"
+
+
+def authors_name(name: str) -> str | None:
+    """``adult`` for ``adult-authors`` (an authors' file), else None."""
+    from repro.datasets.authors_files import AUTHORS_FILES
+
+    base = name[: -len(AUTHORS_SUFFIX)] if name.endswith(AUTHORS_SUFFIX) else None
+    return base if base in AUTHORS_FILES else None
+
+
+def _raw_available(name: str) -> bool:
+    """A raw file is cached or in the mirror (nothing is downloaded to find out)."""
+    src = get_source(name)
+    mirror = store.mirror_dir()
+    return store.cached_path(src).is_file() or (mirror is not None and (mirror / src.filename).is_file())
+
+
+def _rebuilt_blob(base: str) -> str:
+    """Git blob id of the authors' file of ``base`` rebuilt from the raw files."""
+    from repro.datasets.authors_files import authors_csv_bytes, git_blob_id
+
+    return git_blob_id(authors_csv_bytes(base))
+
+
+AUTHORS_BLOB_KEY = ":git-blob"  # run.json key suffix; read by repro.engine.report
+
+
+def authors_checksums(raw_names: Sequence[str]) -> dict[str, str]:
+    """For run.json: ``{"<name>-authors:git-blob": blob}`` of every authors' file rebuilt from raw files
+    that the run lists and that are cached, so a result says whether its rebuilt bytes were the authors'."""
+    from repro.datasets.authors_files import AUTHORS_FILES
+
+    out = {}
+    for base, spec in AUTHORS_FILES.items():
+        if spec.sources and all(n in raw_names and store.cached_path(get_source(n)).is_file() for n in spec.sources):
+            try:
+                out[f"{base}{AUTHORS_SUFFIX}{AUTHORS_BLOB_KEY}"] = _rebuilt_blob(base)
+            except (ReproError, OSError, ValueError):  # a record of the run must not fail a finished run
+                continue
+    return out
+
+
+def _authors_rows() -> list[list[str]]:
+    from repro.datasets.authors_files import AUTHORS_FILES
+
+    rows = []
+    for base, spec in AUTHORS_FILES.items():
+        missing = [n for n in spec.sources if not _raw_available(n)]
+        rows.append([f"{base}{AUTHORS_SUFFIX}", spec.filename, spec.git_blob[:12],
+                     "yes" if spec.canonical else "no (INFERRED)",
+                     f"{spec.n_rows:,} x {spec.n_features}", ", ".join(spec.sources),
+                     "yes" if not missing else "no"])
+    return rows
 
 
 def _fmt_int(value: int | None) -> str:
@@ -68,7 +127,7 @@ def _fetch_with_bar(src: RawSource) -> Path:
 
 @click.group(name="data")
 def data() -> None:
-    """List, fetch and verify the raw data files.
+    """List, fetch, verify, locate and export the data files (raw and the authors' rebuilt files).
 
     Files are cached in $REPRO_DATA_DIR (default ./data). They are copied from the mirror folder
     $REPRO_DATA_MIRROR if set, else downloaded from their canonical URL unless $REPRO_OFFLINE=1.
@@ -93,6 +152,10 @@ def list_cmd() -> None:
         ])
     header = ["name", "file", "canonical", "rows", "bytes", "cached", "in mirror"]
     click.echo(_table(header, rows))
+    click.echo("\nThe authors' processed files (data mode `authors`), rebuilt from the raw files on use; "
+               "`repro data verify NAME` compares the rebuilt bytes with the authors' git blob:\n")
+    click.echo(_table(["name", "file", "authors' git blob", "canonical", "rows x features", "raw files",
+                       "raw ready"], _authors_rows()))
     click.echo(f"\ncache: {store.data_dir()}")
     if mirror is None:
         click.echo(f"mirror: (unset; set {store.ENV_MIRROR}, e.g. {store.MIRROR_EXAMPLE})")
@@ -153,9 +216,12 @@ def verify_cmd(names: tuple[str, ...]) -> None:
     """Check the sha256 of NAMEs (default: all) in the cache, else in the mirror.
 
     Prints OK, MISMATCH or MISSING per file and exits 1 if any file found mismatches. Files found
-    nowhere only fail when named explicitly. Never downloads.
+    nowhere only fail when named explicitly. Never downloads. The authors' files (NAME-authors) whose
+    raw files are ready are rebuilt and compared with the authors' git blob (INFERRED: not public).
     """
-    rows = store.verify(list(names) if names else None)
+    authors = [n for n in names if authors_name(n)]
+    raw_names = [n for n in names if n not in authors]
+    rows = store.verify(raw_names) if raw_names else ([] if names else store.verify(None))
     width = max((len(r.name) for r in rows), default=0)
     mismatched, missing = [], []
     for row in rows:
@@ -169,9 +235,12 @@ def verify_cmd(names: tuple[str, ...]) -> None:
             mismatched.append(row.name)
             click.echo(f"MISMATCH  {name}  {row.path} ({row.where}): "
                        f"expected sha256 {row.expected}, got {row.actual}")
+    bad_authors, missing_authors = _verify_authors(authors if names else None)
+    mismatched += bad_authors
+    missing += missing_authors
     if mismatched:
         raise ChecksumMismatchError(
-            f"{len(mismatched)} data file(s) do not match their registered sha256: "
+            f"{len(mismatched)} data file(s) do not match their registered sha256 or git blob: "
             f"{', '.join(mismatched)}. Run `repro data fetch NAME` to replace a bad cached copy "
             "(it is deleted and fetched again), or replace a bad mirror file."
         )
@@ -183,8 +252,72 @@ def verify_cmd(names: tuple[str, ...]) -> None:
         )
 
 
+def _verify_authors(names: Sequence[str] | None) -> tuple[list[str], list[str]]:
+    """Rebuild each authors' file (default: those whose raw files are ready) and compare its git blob.
+
+    Returns (mismatched names, named-but-missing names); an inferred file is reported, never failed.
+    """
+    from repro.datasets.authors_files import AUTHORS_FILES
+
+    selected = names if names is not None else [f"{b}{AUTHORS_SUFFIX}" for b in AUTHORS_FILES]
+    mismatched, missing = [], []
+    for name in selected:
+        base = authors_name(name)
+        spec = AUTHORS_FILES[base]
+        if not all(_raw_available(n) for n in spec.sources):
+            if names is not None:
+                missing.append(name)
+            click.echo(f"MISSING   {name}  rebuilt from {', '.join(spec.sources)} (not cached, not in the mirror)")
+            continue
+        blob = _rebuilt_blob(base)
+        if not spec.canonical:
+            click.echo(f"INFERRED  {name}  {spec.filename} rebuilt (git blob {blob[:12]}); the authors' file is "
+                       "not public, so it cannot be verified")
+        elif blob == spec.git_blob:
+            click.echo(f"OK        {name}  {spec.filename} rebuilt = the authors' git blob {blob[:12]}")
+        else:
+            mismatched.append(name)
+            click.echo(f"MISMATCH  {name}  {spec.filename} rebuilt: expected the authors' git blob "
+                       f"{spec.git_blob}, got {blob} (check the raw files and the pandas version)")
+    return mismatched, missing
+
+
+def _materialize_authors(base: str, dest: Path | None = None) -> Path:
+    """Write the rebuilt authors' file of ``base`` to ``dest`` (default: ``<cache>/authors/<file>``)."""
+    from repro.datasets.authors_files import AUTHORS_FILES, authors_csv_bytes
+    from repro.engine.cache import atomic_write_bytes
+
+    spec = AUTHORS_FILES[base]
+    for raw in spec.sources:  # fetched (or copied from the mirror) as a run would
+        _fetch_with_bar(get_source(raw))
+    path = dest if dest is not None else store.data_dir() / "authors" / spec.filename
+    atomic_write_bytes(path, authors_csv_bytes(base))
+    return path
+
+
 @data.command(name="path")
 @click.argument("name", metavar=_NAME_METAVAR)
 def path_cmd(name: str) -> None:
-    """Fetch NAME if needed and print its path in the cache."""
-    click.echo(str(_fetch_with_bar(get_source(name))))
+    """Fetch NAME if needed and print its path in the cache.
+
+    For an authors' file (NAME-authors, e.g. adult-authors) the file is rebuilt from the raw files
+    into the cache's authors/ folder first.
+    """
+    base = authors_name(name)
+    click.echo(str(_materialize_authors(base) if base else _fetch_with_bar(get_source(name))))
+
+
+@data.command(name="export")
+@click.argument("name", metavar=_NAME_METAVAR)
+@click.argument("dest", type=click.Path(dir_okay=False, path_type=Path))
+def export_cmd(name: str, dest: Path) -> None:
+    """Write NAME (a raw file, or an authors' file NAME-authors rebuilt from the raw files) to DEST."""
+    base = authors_name(name)
+    if base:
+        path = _materialize_authors(base, dest)
+    else:
+        from repro.engine.cache import atomic_write_bytes
+
+        path = dest
+        atomic_write_bytes(dest, _fetch_with_bar(get_source(name)).read_bytes())
+    click.echo(str(path))

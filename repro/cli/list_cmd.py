@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from repro.cli._common import results_root
-from repro.engine.results import report_module_name
 from repro.engine.spec import load_all, skipped_files
 
 
@@ -24,6 +23,8 @@ def _seconds(s: float | None) -> str:
 def list_cmd(ids: bool) -> None:
     """List every reproducible result: id, source, what it reproduces, the study module that computes it,
     datasets, runtime, results."""
+    from repro.cli import module_exists  # not engine.results: `repro list` must not load numpy or pandas
+
     specs = load_all()
     if ids:
         for spec_id in specs:
@@ -40,7 +41,8 @@ def list_cmd(ids: bool) -> None:
         click.echo(click.style(spec.id, bold=True) + f"{aka}  [{spec.kind}]  results: {', '.join(have) or 'none'}")
         click.echo(f"    {spec.document} — {spec.section}")
         click.echo(f"    reproduces: {spec.reproduces}")
-        click.echo(f"    computed by: {spec.trial}  (figures/report: {report_module_name(spec)})")
+        report = f"{spec.trial}_report" if module_exists(f"{spec.trial}_report") else spec.trial
+        click.echo(f"    computed by: {spec.trial}  (figures/report: {report})")
         click.echo(f"    datasets: {', '.join(spec.datasets) or 'none'} · est. runtime: {est} · "
                    f"variants: {', '.join(spec.variants)}")
     if specs:

@@ -29,9 +29,10 @@ SMOKE_NOTE_EXACT = ("smoke profile: the same exact checks as --profile full on c
 def _dataset_checksums(names: tuple[str, ...]) -> dict[str, str]:
     if not names:
         return {}
+    from repro.cli.data import authors_checksums
     from repro.datasets import dataset_checksums
 
-    return dataset_checksums(names)
+    return {**dataset_checksums(names), **authors_checksums(names)}
 
 
 @click.command("run")

@@ -11,7 +11,10 @@ them). Dask and Ray are driven through their own APIs (``client.submit`` + ``as_
 ``ray.remote`` + ``ray.wait``) rather than through joblib, whose Ray backend cannot return
 results as they complete. ``REPRO_DASK_SCHEDULER`` / ``REPRO_RAY_ADDRESS`` name an existing
 cluster; otherwise a local one with ``jobs`` single-threaded worker processes is started for the
-run and shut down at its end (also after Ctrl-C).
+run and shut down at its end (also after Ctrl-C). A named cluster that does not answer within
+``REPRO_CLUSTER_TIMEOUT`` seconds (default 10) is one line of error, before any trial is sent.
+loky workers exit on their own when the driver process dies (e.g. ``kill -9``), instead of running
+their trials on for nothing.
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import math
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -28,9 +33,9 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from repro.errors import MissingExtraError
+from repro.errors import MissingExtraError, ReproError
 
-__all__ = ["BACKENDS", "run_tasks", "single_threaded", "worker_count"]
+__all__ = ["BACKENDS", "ClusterUnreachableError", "run_tasks", "single_threaded", "worker_count"]
 
 BACKENDS = ("loky", "dask", "ray")
 T = TypeVar("T")
@@ -78,6 +83,52 @@ def single_threaded() -> Iterator[None]:
                 os.environ[key] = value
 
 
+class ClusterUnreachableError(ReproError):
+    """``REPRO_DASK_SCHEDULER`` / ``REPRO_RAY_ADDRESS`` names a cluster that does not answer."""
+
+
+def cluster_timeout() -> float:
+    """Seconds to wait for a named cluster: ``REPRO_CLUSTER_TIMEOUT`` (default 10)."""
+    raw = os.environ.get("REPRO_CLUSTER_TIMEOUT", "10")
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise ReproError(f"REPRO_CLUSTER_TIMEOUT={raw!r} is not a positive number of seconds; "
+                         "set it to e.g. 10 or unset it")
+    return value
+
+
+def _host_port(address: str, default_port: int) -> tuple[str, int] | None:
+    """(host, port) of ``scheme://host:port``, ``host:port`` or ``host``; None for ``auto`` and the like."""
+    rest = address.split("://", 1)[-1].rstrip("/")
+    if not rest or rest == "auto" or "/" in rest:
+        return None
+    host, sep, port = rest.rpartition(":")
+    if not sep:
+        return rest, default_port
+    return (host.strip("[]"), int(port)) if port.isdigit() else None
+
+
+def check_reachable(address: str, *, what: str, variable: str, default_port: int) -> None:
+    """Raise :class:`ClusterUnreachableError` (one line) unless a TCP connection to ``address`` opens
+    within :func:`cluster_timeout` seconds; addresses that are not ``host:port`` are left to the client."""
+    target = _host_port(address, default_port)
+    if target is None:
+        return
+    timeout = cluster_timeout()
+    try:
+        with socket.create_connection(target, timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__).lower()
+        raise ClusterUnreachableError(
+            f"cannot reach the {what} at {address} ({variable}) within {timeout:g} s: {reason}; start it, "
+            f"fix {variable}, or unset it to run on a local cluster"
+        ) from None
+
+
 def worker_count(jobs: int) -> int:
     """Number of workers for ``--jobs``: ``-1`` means every core."""
     return (os.cpu_count() or 1) if jobs == -1 else max(jobs, 1)
@@ -110,6 +161,24 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _init_loky_worker(driver_pid: int) -> None:
+    """Worker initializer: ignore Ctrl-C, and exit as soon as the driver process is gone.
+
+    After ``kill -9`` of the driver nobody will read a result; without this the workers ran their
+    trials on for a minute and then wrote loky's "leaked semlock objects" warning into the dead
+    run's log.
+    """
+    _ignore_sigint()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != driver_pid:  # re-parented: the driver died
+                os._exit(1)
+
+    threading.Thread(target=watch, name="repro-driver-watch", daemon=True).start()
+
+
 def _call_batch(fn: Callable[[T], R], batch: list[T]) -> tuple[list[R], float]:
     start = time.perf_counter()
     return [fn(t) for t in batch], time.perf_counter() - start
@@ -130,7 +199,13 @@ def _loky(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
     # (a lost task would raise BrokenProcessPool instead), so the message is noise to a user.
     warnings.filterwarnings("ignore", message="A worker stopped while some jobs were given to the executor",
                             category=UserWarning)
-    executor = get_reusable_executor(max_workers=workers, initializer=_ignore_sigint)
+    # the resource tracker is started with the executor and inherits this: after a kill -9 of the
+    # driver it frees the workers' semaphores without warning about them in the dead run's log
+    quiet = "ignore:resource_tracker:UserWarning"
+    if quiet not in os.environ.get("PYTHONWARNINGS", ""):
+        os.environ["PYTHONWARNINGS"] = ",".join(w for w in (os.environ.get("PYTHONWARNINGS"), quiet) if w)
+    executor = get_reusable_executor(max_workers=workers, initializer=_init_loky_worker,
+                                     initargs=(os.getpid(),))
     queue = iter(tasks)
     size = 1
     max_size = max(1, len(tasks) // (4 * workers))
@@ -183,7 +258,14 @@ def _dask(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
     address = os.environ.get("REPRO_DASK_SCHEDULER")
     with _quiet_logger("distributed"):
         if address:
-            client = distributed.Client(address)
+            check_reachable(address, what="Dask scheduler", variable="REPRO_DASK_SCHEDULER", default_port=8786)
+            try:
+                client = distributed.Client(address, timeout=cluster_timeout())
+            except (OSError, TimeoutError) as exc:
+                raise ClusterUnreachableError(
+                    f"cannot connect to the Dask scheduler at {address} (REPRO_DASK_SCHEDULER) within "
+                    f"{cluster_timeout():g} s ({type(exc).__name__}); start it, fix REPRO_DASK_SCHEDULER, or "
+                    "unset it to run on a local cluster") from None
             cluster = None
         else:
             with _sigint_ignored():  # the processes started now inherit it: Ctrl-C is the driver's
@@ -244,6 +326,7 @@ def _ray(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
     started = False
     if not ray.is_initialized():
         if address:
+            check_reachable(address, what="Ray cluster", variable="REPRO_RAY_ADDRESS", default_port=6379)
             ray.init(address=address, log_to_driver=False)
         else:
             with _sigint_ignored():  # the processes started now inherit it: Ctrl-C is the driver's

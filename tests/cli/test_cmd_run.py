@@ -93,7 +93,8 @@ def test_plot_and_report_read_saved_results(toy_env: Path) -> None:
     path = Path(report.output.strip())
     text = path.read_text()
     assert path == toy_env / "REPORT.md"
-    assert "## toy — Toy experiment" in text and "| a | epsilon=1.0 | value | 1 |" in text
+    assert "## toy (profile smoke" in text and "— Toy experiment" in text
+    assert "| a | epsilon=1.0 | value | 1 |" in text
 
 
 def test_help_documents_every_option(toy_env: Path) -> None:

@@ -39,6 +39,16 @@ def test_interrupt_in_process_exits_130_with_one_line(toy_env: Path) -> None:
     assert not (toy_env / "toy-int").exists()  # no result folder for an interrupted run
 
 
+def test_interrupt_under_no_cache_does_not_promise_a_cache(toy_env: Path) -> None:
+    write_experiment(toy_env, "toy-int", "interrupt_reps = [2]")
+    result = CliRunner().invoke(main, ["run", "toy-int", "--quiet", "--no-cache"])
+    assert result.exit_code == 130, result.output
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "cache is intact" not in lines[0] and "resume from the cache" not in lines[0]
+    assert "--no-cache" in lines[0] and "no trial was kept" in lines[0]
+    assert cached_entries(toy_env, "toy-int") == 0  # nothing was written, as the line says
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="process groups and SIGINT are POSIX")
 @pytest.mark.parametrize("backend", ["loky", "dask", "ray"])

@@ -29,3 +29,108 @@ def test_headline_experiment_explains_its_expected_failures_and_names_methods(tm
     assert outcome.summary["method"].astype(str).str.len().min() > 0  # no empty method column
     not_within = outcome.summary["within"].eq(False).sum()
     assert str(int(not_within)) in spec.expected  # the count the line promises is the count we get
+
+
+# ---------------------------------------------------------------- the front page and docs/ (issue #24, item 8)
+
+DOCS = ROOT / "docs"
+#: pages written on other branches of the same change; linked from here, checked once they exist
+PAGES_FROM_OTHER_BRANCHES = {"docs/privacy-audit.md", "docs/bring-your-own-method.md", "docs/estimators.md"}
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def markdown_files() -> list[Path]:
+    return [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+
+
+def known_ids() -> tuple[set[str], set[str]]:
+    """(experiment ids, ids and aliases)."""
+    from repro.engine.spec import load_all
+
+    specs = load_all(ROOT / "experiments")
+    return set(specs), set(specs) | {a for s in specs.values() for a in s.aliases}
+
+
+def test_readme_is_a_short_front_page() -> None:
+    assert len(README.splitlines()) <= 160
+
+
+def test_every_relative_link_resolves() -> None:
+    broken = []
+    for path in markdown_files():
+        text = path.read_text(encoding="utf-8")
+        for target in LINK.findall(text):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            file_part, _, anchor = target.partition("#")
+            resolved = (path.parent / file_part).resolve() if file_part else path
+            rel = resolved.relative_to(ROOT.resolve()).as_posix() if resolved.is_relative_to(ROOT.resolve()) else ""
+            if not resolved.exists():
+                if rel not in PAGES_FROM_OTHER_BRANCHES:
+                    broken.append(f"{path.name}: {target}")
+            elif anchor and resolved.suffix == ".md":
+                heads = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+                         for h in re.findall(r"^#+ (.*)$", resolved.read_text(encoding="utf-8"), flags=re.M)}
+                if anchor not in heads:
+                    broken.append(f"{path.name}: {target} (no such heading)")
+    assert not broken, broken
+
+
+def _expand(cell: str) -> list[str]:
+    """Experiment ids of a status-table command cell: `ID` and shorthand suffixes (`-8`, `-alpha-eps`)."""
+    tokens = re.findall(r"`([^`]+)`", cell)
+    if not tokens:
+        return []
+    base = tokens[0].split()[0]
+    stem = base.rsplit("-", 1)[0]
+    return [base, *(stem + t for t in tokens[1:] if t.startswith("-"))]
+
+
+def status_table_ids() -> list[str]:
+    table = README.split("## Reproduction status", 1)[1].split("\n## ", 1)[0]
+    ids = []
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == 4 and not line.startswith("| Result"):
+            ids += _expand(cells[1])
+    return ids
+
+
+def test_status_table_lists_every_experiment_and_only_real_ones() -> None:
+    ids, names = known_ids()
+    listed = status_table_ids()
+    assert set(listed) <= names, sorted(set(listed) - names)
+    resolved = set(listed) & ids | {i for i in ids if any(a in listed for a in _aliases(i))}
+    assert ids <= resolved, f"missing from the README status table: {sorted(ids - resolved)}"
+
+
+def _aliases(experiment_id: str) -> tuple[str, ...]:
+    from repro.engine.spec import load_all
+
+    return tuple(load_all(ROOT / "experiments")[experiment_id].aliases)
+
+
+def test_every_repro_command_in_the_readme_exists() -> None:
+    from repro.cli import COMMANDS
+
+    _, names = known_ids()
+    takes_id = {"run", "show", "plot", "report"}
+    commands = re.findall(r"\brepro ([a-z][\w-]*)((?: [^\s`&|;#]+)*)", README)
+    assert commands
+    for name, rest in commands:
+        assert name in COMMANDS, f"`repro {name}` is not a command"
+        args = [a for a in rest.split() if not a.startswith("-")]
+        if name in takes_id and args and args[0] not in {"ID", "all", "…", "..."} and "=" not in args[0]:
+            assert args[0] in names, f"`repro {name} {args[0]}`: no such experiment"
+
+
+def test_cli_reference_is_generated_from_help() -> None:
+    """In a fresh interpreter: click caches each command's help option from the first context it sees,
+    so help texts rendered after other tests ran can differ from what a user sees."""
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "repro.cli.gen_docs", "--check"], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert proc.returncode == 0, proc.stderr

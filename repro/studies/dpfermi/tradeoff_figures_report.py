@@ -186,7 +186,7 @@ def _fig_params(bundle) -> tuple[str, str]:
 
 
 def plot(bundle, outdir: Path) -> list[Path]:
-    """One panel per ε: our curves (mean ± std band over seeds) and the released values (hollow);
+    """One panel per ε: our curves (mean, ±1 std bars over seeds) and the released values (hollow);
     the other variants' DP-FERMI curves (dashed / dotted) when their runs exist on disk.
 
     Spec: seed-004 §7.4 (curve construction and styling).
@@ -238,8 +238,10 @@ def _panel(ax, trials: pd.DataFrame, fixed: pd.DataFrame | None, ref: pd.DataFra
             else:
                 ax.plot(cur["error"], cur["violation"], "-", marker=".", color=color,
                         label=METHOD_LABELS[method] + tuned_label if method == "dp-fermi" else name)
-                ax.fill_between(cur["error"], cur["violation"] - cur["violation_std"],
-                                cur["violation"] + cur["violation_std"], color=color, alpha=0.25, lw=0)
+                # ±1 std per point in both coordinates: the curve runs in knob order, where the error is not
+                # monotone, so a band filled along the error axis would cross itself
+                ax.errorbar(cur["error"], cur["violation"], xerr=cur["error_std"], yerr=cur["violation_std"],
+                            fmt="none", ecolor=color, alpha=0.45, elinewidth=0.8, capsize=0)
         if method == "dp-fermi" and fixed is not None:
             fx = _curve_means(fixed, method, eps)
             if not fx.empty:
