@@ -4,11 +4,14 @@ Reads every ``run.json`` under the results folder (``<id>/<profile>[...]/run.jso
 complete runs of one profile (``--profile``, default ``full``) made without ``--set`` overrides (the
 newest when a result ran more than once), and prints one row per result: wall time, trials (how many
 came from the trial cache: a cached trial costs nothing, so such a wall time understates the
-cost), jobs, summed trial seconds, and the previous time from ``previous_full_costs.csv`` (the
-README's "What the full profiles cost" table; idle, loaded or estimated, as stated there). The
-closing row sums the wall times: the cost of ``repro run all`` at that profile, result after result.
+cost), jobs, summed trial seconds, the seconds the experiment file declares for the profile
+(``est_seconds``, what ``repro run all`` bases its ETA on) and the measured/declared ratio, and the
+previous time from ``previous_full_costs.csv`` (the README's "What the full profiles cost" table;
+idle, loaded or estimated, as stated there; ``--profile full`` only). The closing row sums the wall
+times: the cost of ``repro run all`` at that profile, result after result.
 
-    python benchmarks/cost_table.py [RESULTS_DIR] [--profile full] [--previous benchmarks/previous_full_costs.csv]
+    python benchmarks/cost_table.py [RESULTS_DIR] [--profile full] [--experiments experiments]
+        [--previous benchmarks/previous_full_costs.csv]
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ import argparse
 import csv
 import json
 import math
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 PREVIOUS = Path(__file__).with_name("previous_full_costs.csv")
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,21 @@ def read_runs(results: Path, profile: str) -> dict[str, dict]:
     return runs
 
 
+def read_declared(experiments: Path, profile: str) -> dict[str, float]:
+    """result id (and its aliases) -> the ``est_seconds`` its experiment file declares for ``profile``."""
+    out = {}
+    for path in sorted(experiments.glob("*.toml")):
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        est = data.get("profiles", {}).get(profile, {}).get("est_seconds")
+        if est is not None and "id" in data:
+            for rid in (data["id"], *data.get("aliases", ())):
+                out[str(rid)] = float(est)
+    return out
+
+
 def duration(seconds: float | None) -> str:
     """``42 s``, ``3 min 05 s``; ``—`` for unknown."""
     if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
@@ -69,11 +89,13 @@ def duration(seconds: float | None) -> str:
     return f"{s} s" if s < 60 else f"{s // 60} min {s % 60:02d} s"
 
 
-def table(runs: dict[str, dict], previous: dict[str, Previous]) -> str:
+def table(runs: dict[str, dict], previous: dict[str, Previous], declared: dict[str, float] | None = None) -> str:
     """The markdown table, one row per result (sorted by id), and a total row."""
-    lines = ["| result | wall time | trials (cached) | jobs | trial seconds | previous | change |",
-             "|---|---|---|---|---|---|---|"]
-    total = 0.0
+    declared = declared or {}
+    lines = ["| result | wall time | trials (cached) | jobs | trial seconds | declared | measured/declared "
+             "| previous | change |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    total = total_declared = 0.0
     for rid in sorted(runs):
         run = runs[rid]
         wall = float(run.get("wall_seconds", 0.0))
@@ -87,9 +109,13 @@ def table(runs: dict[str, dict], previous: dict[str, Previous]) -> str:
             change = f"{wall / prev.seconds:.2f}×" if prev.seconds else ""
         cached = int(run.get("n_cached", 0))
         trials = f"{run.get('n_trials', '?')} ({cached})" if cached else str(run.get("n_trials", "?"))
+        est = declared.get(rid)
+        total_declared += est or 0.0
+        ratio = f"{wall / est:.2f}" if est else ""
         lines.append(f"| `{rid}` | {duration(wall)} | {trials} | {run.get('jobs', '?')} | "
-                     f"{float(run.get('trial_seconds_total', 0.0)):.0f} | {before} | {change} |")
-    lines.append(f"| **all {len(runs)} results** | **{duration(total)}** | | | | | |")
+                     f"{float(run.get('trial_seconds_total', 0.0)):.0f} | {duration(est)} | {ratio} | "
+                     f"{before} | {change} |")
+    lines.append(f"| **all {len(runs)} results** | **{duration(total)}** | | | | {duration(total_declared)} | | | |")
     return "\n".join(lines)
 
 
@@ -98,12 +124,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("results", nargs="?", type=Path, default=Path("results"))
     parser.add_argument("--profile", default="full")
     parser.add_argument("--previous", type=Path, default=PREVIOUS)
+    parser.add_argument("--experiments", type=Path, default=EXPERIMENTS)
     args = parser.parse_args(argv)
     runs = read_runs(args.results, args.profile)
     if not runs:
         raise SystemExit(f"no complete {args.profile!r} run.json under {args.results}; "
                          f"run `repro run all --profile {args.profile}` first")
-    print(table(runs, read_previous(args.previous)))
+    previous = read_previous(args.previous) if args.profile == "full" else {}
+    print(table(runs, previous, read_declared(args.experiments, args.profile)))
 
 
 if __name__ == "__main__":

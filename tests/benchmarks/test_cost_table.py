@@ -54,15 +54,30 @@ def test_cost_table_from_run_json_files(cost_table, tmp_path: Path, capsys) -> N
     assert previous["thesis-fig-5.5"].seconds == 555 and previous["thesis-fig-5.5"].condition == "idle"
     assert previous["thesis-table-5.1"].seconds is None
 
-    cost_table.main([str(res)])
+    exp = tmp_path / "experiments"
+    exp.mkdir()
+    (exp / "f.toml").write_text('id = "thesis-fig-5.5"\n[profiles.full]\nest_seconds = 120\n')
+    cost_table.main([str(res), "--experiments", str(exp)])
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("| result | wall time |")
     rows = {line.split("|")[1].strip(): line for line in lines[2:]}
-    assert rows["`thesis-fig-5.5`"] == "| `thesis-fig-5.5` | 4 min 38 s | 375 | 2 | 540 | 9 min 15 s (idle) | 0.50× |"
+    assert rows["`thesis-fig-5.5`"] == ("| `thesis-fig-5.5` | 4 min 38 s | 375 | 2 | 540 | 2 min 00 s | 2.31 "
+                                        "| 9 min 15 s (idle) | 0.50× |")
     assert "| 10 (4) |" in rows["`dpfermi-fig-3`"] and "36 s (loaded) | 0.83× |" in rows["`dpfermi-fig-3`"]
-    assert rows["`new-result`"].endswith("| — |  |")
+    assert rows["`new-result`"].endswith("| — |  | — |  |")
     assert "all four tables 3 min 59 s (idle)" in rows["`thesis-table-5.1`"]
     assert rows["**all 4 results**"].startswith("| **all 4 results** | **6 min 18 s** |")  # 277.5+30+5+65
+
+
+def test_declared_seconds_come_from_the_experiment_files(cost_table, tmp_path: Path) -> None:
+    exp = tmp_path / "experiments"
+    exp.mkdir()
+    (exp / "a.toml").write_text('id = "a"\naliases = ["a2"]\n[profiles.full]\nest_seconds = 120\n'
+                                '[profiles.smoke]\nest_seconds = 4\n')
+    (exp / "b.toml").write_text('id = "b"\n[profiles.smoke]\nseeds = 2\n')  # declares nothing
+    (exp / "broken.toml").write_text("id = [")
+    assert cost_table.read_declared(exp, "full") == {"a": 120.0, "a2": 120.0}
+    assert cost_table.read_declared(exp, "smoke") == {"a": 4.0, "a2": 4.0}
 
 
 def test_cost_table_without_runs_says_what_to_do(cost_table, tmp_path: Path) -> None:
