@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from repro.cli import progress as run_progress
 from repro.cli._common import out_option, parse_set, profile_option, resolve_ids, results_root, variant_option
 from repro.engine.report import comparison_rows, format_text, smoke_verdicts_shown, verdict_counts
 from repro.engine.results import check_output_dir, write_results
@@ -78,9 +79,16 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
     for spec in specs:  # validate everything (variant, --set keys and values) before running anything
         _plan_with_feedback(spec, config, quiet)
     command = "repro " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else "repro run"
-    for spec in specs:
-        outcome = _run_one(spec, config, quiet)
+    tracker = _tracker(specs, config) if len(specs) > 1 and not quiet else None
+    clock = run_progress.Clock()
+    for index, spec in enumerate(specs):
+        if tracker is not None:
+            click.echo(f"[{index + 1}/{len(specs)}] {spec.id}: "
+                       + run_progress.status_line(tracker, tracker.start(index, clock())), err=True)
+        outcome = _run_one(spec, config, quiet, tracker)
         directory = write_results(outcome, command=command, dataset_sha256=_dataset_checksums(spec.datasets))
+        if tracker is not None:
+            tracker.finish(index, outcome.wall_seconds, cached_only=outcome.n_cached == outcome.n_trials)
         if quiet:
             continue
         ok, judged = verdict_counts(outcome.summary)
@@ -108,6 +116,18 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
             click.echo(f"Expected: {' '.join(spec.expected.split())}")
         if config.profile == "smoke":
             click.echo(SMOKE_NOTE_EXACT if verdicts else SMOKE_NOTE)
+    if tracker is not None:
+        click.echo(run_progress.closing_line(tracker, clock()), err=True)
+
+
+def _tracker(specs: list[ExperimentSpec], config: RunConfig) -> run_progress.RunProgress:
+    """Declared seconds of every result of a multi-result run, in run order."""
+    timings = []
+    for spec in specs:
+        prof = spec.profile(config.profile)
+        timings.append(run_progress.ResultTiming(
+            spec.id, run_progress.declared_seconds(prof.est_seconds, config.seeds, prof.seeds)))
+    return run_progress.RunProgress(timings)
 
 
 def _with_user_methods(specs: list[ExperimentSpec], refs: tuple[str, ...]) -> list[ExperimentSpec]:
@@ -146,16 +166,27 @@ def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) ->
         click.echo(f"{spec.id}: planned {total:,} trials in {time.perf_counter() - start:.1f} s", err=True)
 
 
-def _run_one(spec, config: RunConfig, quiet: bool):
+def _run_one(spec, config: RunConfig, quiet: bool, tracker: run_progress.RunProgress | None = None):
     if quiet:
         return run_experiment(spec, config)
-    state = {"last": 0}
+    state = {"last": 0, "cached": None}
+    clock = run_progress.Clock()
+
+    def overall(_item: object) -> str | None:  # the whole run's ETA after the bar (multi-result runs)
+        if tracker is None or state["cached"] is None:
+            return None
+        eta = tracker.eta(elapsed_current=clock(), trials_done=state["last"], trials_cached=state["cached"],
+                          trials_total=bar.length)
+        return f"all: {tracker.n_done}/{len(tracker.results)} done, ETA {run_progress.format_duration(eta)}"
+
     with click.progressbar(length=1, label=f"{spec.id} [{config.profile}]", show_eta=True, show_pos=True,
-                           file=sys.stderr) as bar:
+                           file=sys.stderr, item_show_func=overall) as bar:
 
         def progress(done: int, total: int) -> None:
+            if state["cached"] is None:  # the runner reports the cached trials first
+                state["cached"] = done
             bar.length = total
-            bar.update(done - state["last"])
-            state["last"] = done
+            step, state["last"] = done - state["last"], done
+            bar.update(step, current_item=done)
 
         return run_experiment(spec, config, progress=progress)

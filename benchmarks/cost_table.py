@@ -1,0 +1,138 @@
+"""Per-result wall-time table (markdown) of a results folder, beside the previous times.
+
+Reads every ``run.json`` under the results folder (``<id>/<profile>[...]/run.json``), keeps the
+complete runs of one profile (``--profile``, default ``full``) made without ``--set`` overrides (the
+newest when a result ran more than once), and prints one row per result: wall time, trials (how many
+came from the trial cache: a cached trial costs nothing, so such a wall time understates the
+cost), jobs, summed trial seconds, the seconds the experiment file declares for the profile
+(``est_seconds``, what ``repro run all`` bases its ETA on) and the measured/declared ratio, and the
+previous time from ``previous_full_costs.csv`` (the README's "What the full profiles cost" table;
+idle, loaded or estimated, as stated there; ``--profile full`` only). The closing row sums the wall
+times: the cost of ``repro run all`` at that profile, result after result.
+
+    python benchmarks/cost_table.py [RESULTS_DIR] [--profile full] [--experiments experiments]
+        [--previous benchmarks/previous_full_costs.csv]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+PREVIOUS = Path(__file__).with_name("previous_full_costs.csv")
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+
+
+@dataclass(frozen=True)
+class Previous:
+    """A previous wall time (seconds, or None where only a group total is known) and its conditions."""
+
+    seconds: float | None
+    condition: str
+    note: str
+
+
+def read_previous(path: Path = PREVIOUS) -> dict[str, Previous]:
+    """result id -> previous wall time, from the CSV kept beside this script."""
+    out = {}
+    with path.open(newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            value = row["previous_seconds"].strip()
+            out[row["result_id"]] = Previous(float(value) if value else None, row["condition"].strip(),
+                                             row["note"].strip())
+    return out
+
+
+def read_runs(results: Path, profile: str) -> dict[str, dict]:
+    """result id -> its newest complete run.json of ``profile`` without overrides."""
+    runs: dict[str, dict] = {}
+    for path in sorted(results.rglob("run.json")):
+        if ".cache" in path.parts:
+            continue
+        try:
+            run = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if run.get("status") != "complete" or run.get("profile") != profile or run.get("overrides"):
+            continue
+        rid = str(run.get("result_id", path.parent.parent.name))
+        if rid not in runs or str(run.get("finished_at", "")) > str(runs[rid].get("finished_at", "")):
+            runs[rid] = run
+    return runs
+
+
+def read_declared(experiments: Path, profile: str) -> dict[str, float]:
+    """result id (and its aliases) -> the ``est_seconds`` its experiment file declares for ``profile``."""
+    out = {}
+    for path in sorted(experiments.glob("*.toml")):
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        est = data.get("profiles", {}).get(profile, {}).get("est_seconds")
+        if est is not None and "id" in data:
+            for rid in (data["id"], *data.get("aliases", ())):
+                out[str(rid)] = float(est)
+    return out
+
+
+def duration(seconds: float | None) -> str:
+    """``42 s``, ``3 min 05 s``; ``—`` for unknown."""
+    if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
+        return "—"
+    s = int(round(seconds))
+    return f"{s} s" if s < 60 else f"{s // 60} min {s % 60:02d} s"
+
+
+def table(runs: dict[str, dict], previous: dict[str, Previous], declared: dict[str, float] | None = None) -> str:
+    """The markdown table, one row per result (sorted by id), and a total row."""
+    declared = declared or {}
+    lines = ["| result | wall time | trials (cached) | jobs | trial seconds | declared | measured/declared "
+             "| previous | change |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    total = total_declared = 0.0
+    for rid in sorted(runs):
+        run = runs[rid]
+        wall = float(run.get("wall_seconds", 0.0))
+        total += wall
+        prev = previous.get(rid)
+        if prev is None:
+            before, change = "—", ""
+        else:
+            shown = duration(prev.seconds) if prev.seconds is not None else (prev.note or "—")
+            before = f"{shown} ({prev.condition})" if prev.condition else shown
+            change = f"{wall / prev.seconds:.2f}×" if prev.seconds else ""
+        cached = int(run.get("n_cached", 0))
+        trials = f"{run.get('n_trials', '?')} ({cached})" if cached else str(run.get("n_trials", "?"))
+        est = declared.get(rid)
+        total_declared += est or 0.0
+        ratio = f"{wall / est:.2f}" if est else ""
+        lines.append(f"| `{rid}` | {duration(wall)} | {trials} | {run.get('jobs', '?')} | "
+                     f"{float(run.get('trial_seconds_total', 0.0)):.0f} | {duration(est)} | {ratio} | "
+                     f"{before} | {change} |")
+    lines.append(f"| **all {len(runs)} results** | **{duration(total)}** | | | | {duration(total_declared)} | | | |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", nargs="?", type=Path, default=Path("results"))
+    parser.add_argument("--profile", default="full")
+    parser.add_argument("--previous", type=Path, default=PREVIOUS)
+    parser.add_argument("--experiments", type=Path, default=EXPERIMENTS)
+    args = parser.parse_args(argv)
+    runs = read_runs(args.results, args.profile)
+    if not runs:
+        raise SystemExit(f"no complete {args.profile!r} run.json under {args.results}; "
+                         f"run `repro run all --profile {args.profile}` first")
+    previous = read_previous(args.previous) if args.profile == "full" else {}
+    print(table(runs, previous, read_declared(args.experiments, args.profile)))
+
+
+if __name__ == "__main__":
+    main()

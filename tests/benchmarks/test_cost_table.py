@@ -1,0 +1,91 @@
+"""benchmarks/cost_table.py on fixture run.json files: which runs count, the arithmetic, the markdown."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "cost_table.py"
+
+
+@pytest.fixture(scope="module")
+def cost_table():
+    spec = importlib.util.spec_from_file_location("cost_table", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["cost_table"] = module  # dataclasses look their module up while the class is built
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules["cost_table"]
+    return module
+
+
+def write_run(root: Path, rid: str, folder: str, **fields) -> None:
+    run = {"result_id": rid, "status": "complete", "profile": "full", "overrides": {}, "jobs": 2,
+           "n_trials": 10, "n_cached": 0, "wall_seconds": 100.0, "trial_seconds_total": 190.0,
+           "finished_at": "2026-11-25T10:00:00+0000", **fields}
+    (root / rid / folder).mkdir(parents=True, exist_ok=True)
+    (root / rid / folder / "run.json").write_text(json.dumps(run))
+
+
+def test_cost_table_from_run_json_files(cost_table, tmp_path: Path, capsys) -> None:
+    res = tmp_path / "results"
+    write_run(res, "thesis-fig-5.5", "full", wall_seconds=277.5, n_trials=375, trial_seconds_total=540.2)
+    write_run(res, "thesis-fig-5.5", "full-old", wall_seconds=999.0, finished_at="2026-11-24T10:00:00+0000")
+    write_run(res, "dpfermi-fig-3", "full", wall_seconds=30.0, n_cached=4)
+    write_run(res, "new-result", "full", wall_seconds=5.0)
+    write_run(res, "thesis-table-5.1", "full", wall_seconds=65.0)
+    write_run(res, "bandit-regret", "smoke", profile="smoke")  # other profile: left out
+    write_run(res, "bandit-sweep-eps", "full-set", overrides={"seeds": [2]})  # --set: left out
+    write_run(res, "compat-fairnr", "full", status="running")  # not complete: left out
+    write_run(res / ".cache", "cached-thing", "full")  # the trial cache is not a result
+    (res / "broken" / "full").mkdir(parents=True)
+    (res / "broken" / "full" / "run.json").write_text("{not json")
+
+    runs = cost_table.read_runs(res, "full")
+    assert sorted(runs) == ["dpfermi-fig-3", "new-result", "thesis-fig-5.5", "thesis-table-5.1"]
+    assert runs["thesis-fig-5.5"]["wall_seconds"] == 277.5  # the newest run of a result
+
+    previous = cost_table.read_previous()
+    assert previous["thesis-fig-5.5"].seconds == 555 and previous["thesis-fig-5.5"].condition == "idle"
+    assert previous["thesis-table-5.1"].seconds is None
+
+    exp = tmp_path / "experiments"
+    exp.mkdir()
+    (exp / "f.toml").write_text('id = "thesis-fig-5.5"\n[profiles.full]\nest_seconds = 120\n')
+    cost_table.main([str(res), "--experiments", str(exp)])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("| result | wall time |")
+    rows = {line.split("|")[1].strip(): line for line in lines[2:]}
+    assert rows["`thesis-fig-5.5`"] == ("| `thesis-fig-5.5` | 4 min 38 s | 375 | 2 | 540 | 2 min 00 s | 2.31 "
+                                        "| 9 min 15 s (idle) | 0.50× |")
+    assert "| 10 (4) |" in rows["`dpfermi-fig-3`"] and "36 s (loaded) | 0.83× |" in rows["`dpfermi-fig-3`"]
+    assert rows["`new-result`"].endswith("| — |  | — |  |")
+    assert "all four tables 3 min 59 s (idle)" in rows["`thesis-table-5.1`"]
+    assert rows["**all 4 results**"].startswith("| **all 4 results** | **6 min 18 s** |")  # 277.5+30+5+65
+
+
+def test_declared_seconds_come_from_the_experiment_files(cost_table, tmp_path: Path) -> None:
+    exp = tmp_path / "experiments"
+    exp.mkdir()
+    (exp / "a.toml").write_text('id = "a"\naliases = ["a2"]\n[profiles.full]\nest_seconds = 120\n'
+                                '[profiles.smoke]\nest_seconds = 4\n')
+    (exp / "b.toml").write_text('id = "b"\n[profiles.smoke]\nseeds = 2\n')  # declares nothing
+    (exp / "broken.toml").write_text("id = [")
+    assert cost_table.read_declared(exp, "full") == {"a": 120.0, "a2": 120.0}
+    assert cost_table.read_declared(exp, "smoke") == {"a": 4.0, "a2": 4.0}
+
+
+def test_cost_table_without_runs_says_what_to_do(cost_table, tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="run `repro run all --profile full` first"):
+        cost_table.main([str(tmp_path)])
+
+
+def test_previous_csv_names_only_registered_results(cost_table) -> None:
+    experiments = Path(__file__).resolve().parents[2] / "experiments"
+    ids = {p.stem for p in experiments.glob("*.toml")}
+    assert set(cost_table.read_previous()) <= ids
