@@ -13,11 +13,18 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+
+def _is_numpy(obj: Any, kind: str) -> bool:
+    """``isinstance(obj, numpy.<kind>)`` without importing numpy (``repro list`` never loads it): an object
+    from numpy means numpy is already imported."""
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(obj, getattr(np, kind))
+
 
 __all__ = ["TrialKey", "canonical_json", "setting_label", "stable_words"]
 
@@ -32,9 +39,9 @@ def canonical_json(obj: Any) -> str:
 
 
 def _json_default(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
+    if _is_numpy(obj, "generic"):
         return obj.item()
-    if isinstance(obj, np.ndarray):
+    if _is_numpy(obj, "ndarray"):
         return obj.tolist()
     if isinstance(obj, (tuple, frozenset, set)):
         return list(obj)
@@ -67,7 +74,7 @@ def setting_label(params: Mapping[str, Any]) -> str:
 
 def _plain(v: Any) -> Any:
     """Numpy scalars → Python; tuples → lists (the JSON form), recursively."""
-    if isinstance(v, np.generic):
+    if _is_numpy(v, "generic"):
         v = v.item()
     if isinstance(v, (list, tuple)):
         return [_plain(x) for x in v]

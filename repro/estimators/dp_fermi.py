@@ -30,10 +30,12 @@ from repro.learners.dp_fermi import (
     STRICT_ALL_FEATURES,
     STRICT_SENSITIVE,
     DPFermiConfig,
-    accounted_sampling_probability,
+    calibrate_privacy,
+    privacy_event,
     train_dp_fermi,
 )
-from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_event, epsilon, opacus_sampling
+from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
+from repro.privacy.accounting import epsilon, opacus_sampling
 from repro.privacy.dpfermi_noise import accountant_epsilons, group_floor, theorem33_noise
 from repro.privacy.guarantee import NON_PRIVATE, Guarantee, Label, Neighbouring
 
@@ -155,24 +157,16 @@ class DPFermiClassifier(LinearFairClassifierBase):
                               accountant="paper formula (Theorem 3.3)")
 
     def _strict(self, n: int, eps: float, delta: float, base: dict) -> tuple[DPFermiConfig, Guarantee]:
+        """Noise calibrated by the engine's own accountant for its privacy mode (exact strict accountant for
+        ``strict``, PLD of the Poisson-subsampled Gaussian for ``strict-all``); the guarantee is the engine's
+        declaration at the ε the accountant gives for the noise used."""
         engine = _ENGINES[self.variant]
         q, steps = opacus_sampling(n, int(self.batch_size), int(self.epochs))
-        q_acc = accounted_sampling_probability(engine, q)
-        z = 0.0 if math.isinf(eps) else calibrate_noise_multiplier(eps, delta, q_acc, steps)
+        z = 0.0 if math.isinf(eps) else calibrate_privacy(engine, eps, delta, q, steps)
         changes = dict(base, noise_multiplier=z)
         if self.clip_norm is not None:
             changes["clip_norm"] = float(self.clip_norm)
         cfg = engine.with_(**changes)
         if z == 0.0:
             return cfg, NON_PRIVATE
-        eps_run = epsilon(dp_sgd_event(z, q_acc, steps), delta)
-        if self.variant == "strict":
-            return cfg, Guarantee(
-                eps_run, delta, Label.PUBLIC_STATISTICS, Neighbouring.REPLACE_SENSITIVE_ATTRIBUTE,
-                protects="the sensitive attribute",
-                caveat="the group shares P-hat_S are treated as public; no amplification by subsampling (q = 1)",
-                accountant="PLD (dp_accounting), T Gaussian mechanisms")
-        return cfg, Guarantee(eps_run, delta, Label.PUBLIC_STATISTICS, Neighbouring.ADD_OR_REMOVE_ONE,
-                              protects="every feature and the label",
-                              caveat="the group shares P-hat_S are treated as public",
-                              accountant="PLD (dp_accounting), Poisson-subsampled Gaussian")
+        return cfg, dp_fermi_guarantee(cfg, epsilon(privacy_event(cfg, z, q, steps), delta), delta)

@@ -103,17 +103,19 @@ def test_faithful_loader_missing_files_says_how_to_fix(tmp_path: Path) -> None:
 
 def test_acs_falls_back_to_declared_surrogate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REPRO_ACS_DIR", str(tmp_path / "none"))
-    used, label = resolve_environment({"env": "acs", "env_fallback": "acs-ca-extract"})
+    # the keys the experiment files declare (the study reads them as params[key])
+    base = {"acs_download": False, "acs_dir": "", "acs_states": "", "env_fallback": "acs-ca-extract"}
+    used, label = resolve_environment({**base, "env": "acs"})
     assert used == "acs-ca-extract" and "substituted for acs" in label
-    used, label = resolve_environment({"env": "synthetic"})
+    used, label = resolve_environment({**base, "env": "synthetic"})
     assert (used, label) == ("synthetic", "synthetic")
     root = tmp_path / "acs"
     for year in (2017, 2018):
         _write_psam(root, year, "06", _frame(20, year))
-    used, _ = resolve_environment({"env": "acs", "acs_dir": str(root), "acs_states": "CA"})
+    used, _ = resolve_environment({**base, "env": "acs", "acs_dir": str(root), "acs_states": "CA"})
     assert used == "acs"
     with pytest.raises(Exception, match="env"):
-        resolve_environment({"env": "census"})
+        resolve_environment({**base, "env": "census"})
 
 
 @pytest.mark.data

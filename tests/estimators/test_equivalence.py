@@ -26,11 +26,11 @@ from repro.learners.dp_fermi import (
     REFERENCE,
     STRICT_ALL_FEATURES,
     STRICT_SENSITIVE,
-    accounted_sampling_probability,
+    calibrate_privacy,
     train_dp_fermi,
 )
 from repro.learners.dp_sgd import train_dp_sgd_logistic
-from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_epsilon, opacus_sampling
+from repro.privacy.accounting import dp_sgd_epsilon, opacus_sampling
 from repro.privacy.dpfermi_noise import group_floor, theorem33_noise, thesis_all_feature_noise
 from repro.privacy.ldp_mechanisms import grr_matrix, optimal_binary_matrix, perturb, subset_selection
 
@@ -126,7 +126,7 @@ def test_dp_fermi_strict_variants_equal_the_engine_with_calibrated_noise(variant
     est = DPFermiClassifier(variant=variant, epsilon=eps, lam=1.0, epochs=epochs, batch_size=B,
                             random_state=3).fit(X, y, sensitive_features=s)
     q, T = opacus_sampling(n, B, epochs)
-    z = calibrate_noise_multiplier(eps, 1 / n**2, accounted_sampling_probability(engine, q), T)
+    z = calibrate_privacy(engine, eps, 1 / n**2, q, T)
     cfg = engine.with_(lam=1.0, epochs=epochs, batch_size=B, noise_multiplier=z)
     assert est.config_ == cfg
     res = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(3))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from repro.engine.identity import TrialKey
 from repro.engine.trial import TrialContext
 from repro.studies.thesis import ldp_figures
 from repro.studies.thesis.ldp_figures import fit_lgbm, fit_predict, predict_labels
@@ -79,7 +80,8 @@ def test_trial_records_unchanged(data_mirror, monkeypatch, dataset, attribute, k
         for method, eps in methods:
             params = dict(SMOKE, dataset=dataset, attribute=attribute, k=k, max_depth=depth, learning_rate=lr,
                           method=method, **({} if eps is None else {"epsilon": eps}))
-            ctx = TrialContext("thesis-fig-test", f"method={method};epsilon={eps}", method, 1)
+            cell = {"method": method, **({} if eps is None else {"epsilon": eps})}
+            ctx = TrialContext(TrialKey.of("thesis-fig-test", cell, repetition=1))
             out.append(ldp_figures.run_trial(params, ctx).records)
         return out
 

@@ -15,7 +15,8 @@ import pytest
 from repro.engine.results import ResultBundle
 from repro.engine.spec import load_experiment
 from repro.studies.thesis import part1_tables_report as rep
-from repro.studies.thesis.part1_tables import ALG2, BASE, FERMI
+from repro.studies.thesis.methods.algorithm2 import ALG2, BASE
+from repro.studies.thesis.methods.dp_fermi import NAME as FERMI
 
 ROOT = Path(__file__).parents[3]
 
