@@ -37,7 +37,7 @@ def make_bundle(tmp_path: Path, table: str, profile: str, data: str) -> ResultBu
     trials = pd.DataFrame(rows).assign(data=data, repetition=0)
     summary = pd.DataFrame([
         {"method": m, "metric": metric, "setting": f"data={data};lambda=1.0" if m == FERMI else f"data={data}",
-         "mean": 0.5, "paper": 0.7, "diff": -0.2, "tolerance": 0.01, "within": False, "n": 2, "std": 0.0}
+         "data": data, "lambda": 1.0 if m == FERMI else None, "mean": 0.5, "paper": 0.7, "diff": -0.2, "tolerance": 0.01, "within": False, "n": 2, "std": 0.0}
         for m in (ALG2, FERMI) for metric in ("accuracy", "sp_gap")])
     return ResultBundle(spec=spec, directory=tmp_path, trials=trials, summary=summary,
                         run={"profile": profile, "variant": "reference"})
