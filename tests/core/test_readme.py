@@ -68,9 +68,16 @@ def test_readme_shows_the_estimator_snippet_and_the_with_pointer() -> None:
     snippet = re.search(r"```python\n(.*?)```", README, flags=re.S)
     assert snippet and "from repro.estimators import DPFermiClassifier" in snippet.group(1)
     assert "fit(X, y, sensitive_features=s)" in snippet.group(1) and "privacy_guarantee_" in snippet.group(1)
-    from repro import estimators
+    import numpy as np
 
-    assert hasattr(estimators, "DPFermiClassifier")
+    rng = np.random.default_rng(0)  # small data; the snippet runs as printed, with 2 epochs injected
+    X = rng.normal(size=(300, 3))
+    s = (rng.random(300) < 0.4).astype(int)
+    namespace = {"X": X, "y": (X[:, 0] + s > 0.3).astype(int), "s": s, "X_test": X[:20]}
+    exec(compile(snippet.group(1).replace("random_state=0)", "random_state=0, epochs=2)"), "README.md", "exec"),
+         namespace)
+    assert namespace["clf"].predict(X[:20]).shape == (20,)
+    assert namespace["clf"].privacy_guarantee_.epsilon == 1.0
     assert re.search(r"repro run thesis-table-3\.1 --with\s+examples/my_method\.py", README)
     assert (ROOT / "examples" / "my_method.py").is_file()
 
