@@ -9,6 +9,7 @@ batches and noise draws). Spec: seed-004-dpfermi.md §4.3–§4.4, §5, §7.2.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -37,7 +38,7 @@ VARIANT_ENGINE = {"reference": REFERENCE, "strict": STRICT_SENSITIVE, "strict-al
 GUARANTEES = {variant: dp_fermi_guarantee(engine, math.inf, 0.0) for variant, engine in VARIANT_ENGINE.items()}
 
 
-def _tuned(params, ctx, data: str, ds, base: DPFermiConfig):
+def _tuned(params, ctx, data: str, ds, base: DPFermiConfig, lr_thetas: tuple[float, ...] | None = None):
     """The (L, D, η_θ) chosen by :func:`repro.studies.dpfermi.tuning.tune_reference` for this cell, computed
     once per run (and cached) for all repetitions: on the authors' fixed training part, or (clean data)
     on repetition 0's training part. Everything the search depends on (its rows, n, T, ρ, the code's
@@ -46,6 +47,8 @@ def _tuned(params, ctx, data: str, ds, base: DPFermiConfig):
     from repro.studies.dpfermi.tuning import TuningGrid, tune_reference
 
     grid = TuningGrid.from_params(params)
+    if lr_thetas is not None:  # `authors-eo`: η_θ fixed, the rule still chooses (L, D)
+        grid = dataclasses.replace(grid, lr_thetas=tuple(lr_thetas))
     eps = float(params["epsilon"])
     labels = [params["dataset"], data, params["fairness"], eps, int(params["subsample"] or 0),
               float(params["train_fraction"])]
@@ -104,13 +107,18 @@ def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) 
             if hyper == "fixed":
                 settings[hyper] = (float(params["fixed_clip"]), float(params["fixed_radius"]),
                                    base["lr_theta"])
-            elif hyper == "tuned":
-                choice = _tuned(params, ctx, data, ds, ref)
+            elif hyper in ("tuned", "authors-eo"):
+                # `authors-eo` (issue 22): the tuning rule chooses (L, D) with η_θ fixed at the authors'
+                # args.py default (`authors_lr_theta`); `tuned` also tunes η_θ over tune_lr_thetas
+                lrs = (float(params["authors_lr_theta"]),) if hyper == "authors-eo" else None
+                choice = _tuned(params, ctx, data, ds, ref, lr_thetas=lrs)
                 settings[hyper] = (choice.clip, choice.radius, choice.lr_theta)
                 if ctx.repetition == 0:
-                    tables["tuning"] = [{"epsilon": eps, "data": data, **r} for r in choice.rows]
+                    tables.setdefault("tuning", []).extend(
+                        {"epsilon": eps, "data": data, "hyper": hyper, **r} for r in choice.rows)
             else:
-                raise InvalidParameterError(f"hyperparameters must list 'tuned' and/or 'fixed'; got {hyper!r}.")
+                raise InvalidParameterError(f"hyperparameters must list 'tuned', 'authors-eo' and/or 'fixed'; "
+                                            f"got {hyper!r}.")
         cfgs, tags, privacy_rows = [], [], []
         for hyper, (clip, radius, lr) in settings.items():
             noise = theorem33_noise(n, steps, B, rho, eps, delta, scope="sensitive", lipschitz=clip, w_radius=radius)
