@@ -235,14 +235,16 @@ def parse_report(text: str) -> dict[str, tuple[str, str]]:
 
 
 def render_report(bundles: Sequence[ResultBundle], out: Path,
-                  keep: dict[str, tuple[str, str]] | None = None) -> str:
+                  keep: dict[str, tuple[str, str]] | None = None, dashboard: str = "") -> str:
     """REPORT.md for ``bundles``, plus the sections in ``keep`` (``{key: (index row, text)}``) of runs
-    not among them; sections are ordered by experiment id, then run folder."""
+    not among them; sections are ordered by experiment id, then run folder. ``dashboard`` (the fidelity
+    dashboard, :mod:`repro.engine.fidelity`) opens the report, after its title."""
     sections = dict(keep or {})
     for b in bundles:
         sections[section_key(b)] = (index_row(b), render_bundle(b, out))
     order = sorted(sections)
-    lines = [*_HEAD, *(sections[k][0] for k in order), ""]
+    head = [*_HEAD[:2], dashboard.rstrip(), "", *_HEAD[2:]] if dashboard else list(_HEAD)
+    lines = [*head, *(sections[k][0] for k in order), ""]
     for key in order:
         lines.append(sections[key][1])
     return "\n".join(lines)
@@ -264,5 +266,8 @@ def write_report(specs: Sequence[ExperimentSpec], out: Path, only: bool = False)
         ids = {s.id for s in specs}
         keep = {k: v for k, v in parse_report(path.read_text(encoding="utf-8")).items()
                 if k.split("/", 1)[0] not in ids}
-    atomic_write_text(path, render_report(bundles, Path(out), keep))
+    from repro.engine.fidelity import render_dashboard
+    from repro.engine.spec import load_all
+
+    atomic_write_text(path, render_report(bundles, Path(out), keep, dashboard=render_dashboard(load_all(), Path(out))))
     return path
