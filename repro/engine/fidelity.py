@@ -55,8 +55,7 @@ def measured(spec: ExperimentSpec, results: Path | None) -> tuple[str, bool | No
     directory = Path(results) / spec.id / FULL_PROFILE
     if not (directory / "run.json").exists():
         return NOT_RUN, None
-    from repro.engine.report import verdict_counts
-    from repro.engine.results import ResultBundle, report_hook
+    from repro.engine.results import ResultBundle, report_hook, verdict_counts
 
     bundle = ResultBundle.load(spec, directory)
     ok, judged = verdict_counts(bundle.summary)

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from repro.engine.cache import atomic_write_text
-from repro.engine.results import ResultBundle, report_hook
+from repro.engine.results import ResultBundle, report_hook, verdict_counts
 from repro.engine.spec import ExperimentSpec
 from repro.errors import NoResultsError
 
@@ -80,13 +80,6 @@ def format_text(rows: Sequence[Sequence[str]], header: Sequence[str] = _HEADER) 
     lines = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
     lines += [fmt.format(*row) for row in rows]
     return "\n".join(lines)
-
-
-def verdict_counts(summary: pd.DataFrame) -> tuple[int, int]:
-    """(number of rows within tolerance, number of rows with a paper value and a tolerance)."""
-    judged = summary[summary["within"].notna()] if "within" in summary else summary.iloc[0:0]
-    ok = int(judged["within"].astype(str).str.lower().eq("true").sum())
-    return ok, len(judged)
 
 
 def find_bundles(specs: Iterable[ExperimentSpec], out: Path) -> list[ResultBundle]:

@@ -100,18 +100,17 @@ def fidelity_verdict(bundle) -> str | None:
     hyper = primary_hyper(bundle)
     errata = released_errata(bundle)
     bad = errata[errata["not_reproducible"]] if not errata.empty else errata
-    keep, excluded = [], 0
-    for _, r in judged.iterrows():
-        st = dict(kv.split("=", 1) for kv in str(r["setting"]).split(";") if "=" in kv)
-        if r["method"] == "dp-fermi" and st.get("hyper", hyper) != hyper:
-            keep.append(False)
-            continue
-        hit = any(r["method"] == b["method"] and math.isclose(float(st.get("epsilon", "nan")), b["epsilon"])
-                  and (pd.isna(b["knob"]) or math.isclose(float(st.get("knob", "nan")), float(b["knob"])))
-                  for _, b in bad.iterrows())
-        keep.append(not hit)
-        excluded += int(hit)
-    judged = judged[keep]
+    col = lambda name: judged[name] if name in judged else pd.Series(math.nan, index=judged.index)  # noqa: E731
+    fermi = judged["method"] == "dp-fermi"
+    ablation = fermi & col("hyper").notna() & (col("hyper") != hyper)
+    erratum = pd.Series(False, index=judged.index)
+    for _, b in bad.iterrows():
+        at = (judged["method"] == b["method"]) & np.isclose(col("epsilon").astype(float), float(b["epsilon"]))
+        if pd.notna(b["knob"]):
+            at &= np.isclose(col("knob").astype(float), float(b["knob"]))
+        erratum |= at
+    excluded = int((erratum & ~ablation).sum())
+    judged = judged[~ablation & ~erratum]
     ok = int(judged["within"].astype(str).str.lower().eq("true").sum())
     text = f"{ok} of {len(judged)} within tolerance (DP-FERMI `{hyper}`)"
     if excluded:
