@@ -124,6 +124,10 @@ def _verdict_text(bundle: ResultBundle) -> str:
     if not _verdicts_shown(bundle):
         return (f"not judged: smoke profile ({judged} paper values; smoke numbers are not comparable to the "
                 "paper's, run `--profile full`)")
+    own = report_hook(bundle.spec, "fidelity_verdict")
+    text = own(bundle) if own is not None else None
+    if text:  # the study's own reading (e.g. DP-FERMI: primary setting, released errata excluded)
+        return f"{text} [all rows of the table: {ok} of {judged}]"
     return f"{ok} of {judged} paper comparisons within tolerance"
 
 

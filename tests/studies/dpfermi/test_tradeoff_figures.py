@@ -347,3 +347,7 @@ def test_report_lists_errata_and_the_verdict_covers_only_producible_points() -> 
     assert "not reproducible by the released code, reason: impossible-band" in md
     assert "cover only the points the code can produce" in md
     assert "eps_data_joint_rdp" in md
+    from repro.engine.report import _verdict_text
+
+    assert _verdict_text(bundle).startswith("2 of 2 within tolerance (DP-FERMI `authors-eo`)")  # the run's Verdict line
+    assert _verdict_text(bundle).endswith("[all rows of the table: 2 of 4]")
