@@ -1,7 +1,9 @@
 """DP-FERMI (Lowy et al., ICLR 2023) on the tabular figures: every λ of a trial in one batched engine pass.
 
 Variants (``--variant``): ``reference`` (the authors' released code path, (L, D, η_θ) ``tuned`` by
-:mod:`repro.studies.dpfermi.tuning` and/or ``fixed``), ``strict`` and ``strict-all`` (the paper's ERMI with
+:mod:`repro.studies.dpfermi.tuning`, ``authors-eo`` (the same rule over (L, D) with η_θ fixed at
+``authors_lr_theta``, the authors' ``args.py`` default 0.005; the EO figures' primary setting, issue 22)
+and/or ``fixed``), ``strict`` and ``strict-all`` (the paper's ERMI with
 accountant-calibrated noise); see :mod:`repro.studies.dpfermi.tradeoff_figures`. All λ of a trial and its
 non-private λ = 0 model are trained together by :func:`repro.learners.dp_fermi.train_dp_fermi_batch` (shared
 batches and noise draws). Spec: seed-004-dpfermi.md §4.3–§4.4, §5, §7.2.
