@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from repro.engine.cache import atomic_write_text
-from repro.engine.results import ResultBundle, report_hook
+from repro.engine.results import ResultBundle, report_hook, verdict_counts
 from repro.engine.spec import ExperimentSpec
 from repro.errors import NoResultsError
 
@@ -82,13 +82,6 @@ def format_text(rows: Sequence[Sequence[str]], header: Sequence[str] = _HEADER) 
     return "\n".join(lines)
 
 
-def verdict_counts(summary: pd.DataFrame) -> tuple[int, int]:
-    """(number of rows within tolerance, number of rows with a paper value and a tolerance)."""
-    judged = summary[summary["within"].notna()] if "within" in summary else summary.iloc[0:0]
-    ok = int(judged["within"].astype(str).str.lower().eq("true").sum())
-    return ok, len(judged)
-
-
 def find_bundles(specs: Iterable[ExperimentSpec], out: Path) -> list[ResultBundle]:
     """Every completed run (any profile or variant) of ``specs`` under ``out``."""
     bundles = []
@@ -131,6 +124,10 @@ def _verdict_text(bundle: ResultBundle) -> str:
     if not _verdicts_shown(bundle):
         return (f"not judged: smoke profile ({judged} paper values; smoke numbers are not comparable to the "
                 "paper's, run `--profile full`)")
+    own = report_hook(bundle.spec, "fidelity_verdict")
+    text = own(bundle) if own is not None else None
+    if text:  # the study's own reading (e.g. DP-FERMI: primary setting, released errata excluded)
+        return f"{text} [all rows of the table: {ok} of {judged}]"
     return f"{ok} of {judged} paper comparisons within tolerance"
 
 
@@ -235,14 +232,16 @@ def parse_report(text: str) -> dict[str, tuple[str, str]]:
 
 
 def render_report(bundles: Sequence[ResultBundle], out: Path,
-                  keep: dict[str, tuple[str, str]] | None = None) -> str:
+                  keep: dict[str, tuple[str, str]] | None = None, dashboard: str = "") -> str:
     """REPORT.md for ``bundles``, plus the sections in ``keep`` (``{key: (index row, text)}``) of runs
-    not among them; sections are ordered by experiment id, then run folder."""
+    not among them; sections are ordered by experiment id, then run folder. ``dashboard`` (the fidelity
+    dashboard, :mod:`repro.engine.fidelity`) opens the report, after its title."""
     sections = dict(keep or {})
     for b in bundles:
         sections[section_key(b)] = (index_row(b), render_bundle(b, out))
     order = sorted(sections)
-    lines = [*_HEAD, *(sections[k][0] for k in order), ""]
+    head = [*_HEAD[:2], dashboard.rstrip(), "", *_HEAD[2:]] if dashboard else list(_HEAD)
+    lines = [*head, *(sections[k][0] for k in order), ""]
     for key in order:
         lines.append(sections[key][1])
     return "\n".join(lines)
@@ -264,5 +263,8 @@ def write_report(specs: Sequence[ExperimentSpec], out: Path, only: bool = False)
         ids = {s.id for s in specs}
         keep = {k: v for k, v in parse_report(path.read_text(encoding="utf-8")).items()
                 if k.split("/", 1)[0] not in ids}
-    atomic_write_text(path, render_report(bundles, Path(out), keep))
+    from repro.engine.fidelity import render_dashboard
+    from repro.engine.spec import load_all
+
+    atomic_write_text(path, render_report(bundles, Path(out), keep, dashboard=render_dashboard(load_all(), Path(out))))
     return path

@@ -196,6 +196,13 @@ class ResultBundle:
         return cls(spec, directory, trials, summary, run)
 
 
+def verdict_counts(summary: pd.DataFrame) -> tuple[int, int]:
+    """(number of rows within tolerance, number of rows with a paper value and a tolerance)."""
+    judged = summary[summary["within"].notna()] if "within" in summary else summary.iloc[0:0]
+    ok = int(judged["within"].astype(str).str.lower().eq("true").sum())
+    return ok, len(judged)
+
+
 def report_module_name(spec: ExperimentSpec) -> str:
     """The module holding a study's ``plot`` and ``report_markdown``: ``<study>_report`` beside the
     study when it exists (it imports the study, never the reverse), else the study module itself."""

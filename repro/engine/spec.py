@@ -65,7 +65,13 @@ _TOP_KEYS = {
     "kind": str, "trial": str, "datasets": list, "variants": list, "variant_help": dict,
     "base_seed": int, "notes": str, "params": dict, "grid": dict, "cells": list, "profiles": dict,
     "metrics": list, "references": list, "aliases": list, "domains": dict, "expected": str,
+    "fidelity": dict,
 }
+#: ``[fidelity]``: the declared status of a result for the fidelity dashboard (repro/engine/fidelity.py)
+FIDELITY_STATUSES = ("reproduced", "partial", "not reproduced", "claims only", "surrogate data", "checked",
+                     "calculator", "simulation", "diagnostic", "no reference", "audit", "hardware-limited")
+FIDELITY_MISSES = ("erratum", "data not public", "hardware", "method", "paper ambiguous")
+_FIDELITY_KEYS = {"status": str, "detail": str, "miss": str, "reason": str}
 _REQUIRED = ("id", "title", "document", "section", "spec", "reproduces", "kind", "trial", "profiles",
              "metrics")
 _PROFILE_KEYS = {"seeds": int, "est_seconds": (int, float), "params": dict, "grid": dict, "cells": list}
@@ -165,6 +171,7 @@ class ExperimentSpec:
     path: Path | None = None
     domains: Mapping[str, Any] = field(default_factory=dict)
     expected: str = ""
+    fidelity: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def default_variant(self) -> str:
@@ -783,7 +790,22 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
         cells=_parse_cells(path, "cells", raw["cells"]) if "cells" in raw else None,
         references=tuple(refs), aliases=_parse_aliases(path, raw.get("aliases", [])), path=path,
         domains=_parse_domains(path, raw.get("domains", {})), expected=raw.get("expected", ""),
+        fidelity=_parse_fidelity(path, raw.get("fidelity", {})),
     )
+
+
+def _parse_fidelity(path: Path, table: Mapping[str, Any]) -> dict[str, str]:
+    """``[fidelity]``: ``status`` (one of :data:`FIDELITY_STATUSES`), ``detail`` (short words shown beside it),
+    ``miss`` (one of :data:`FIDELITY_MISSES`, why a result is not (fully) reproduced) and ``reason`` (text)."""
+    if not table:
+        return {}
+    _check_keys(path, "fidelity.", table, _FIDELITY_KEYS, ("status",))
+    if table["status"] not in FIDELITY_STATUSES:
+        raise _err(path, "fidelity.status", f"unknown status {table['status']!r}; valid: "
+                   + ", ".join(FIDELITY_STATUSES))
+    if "miss" in table and table["miss"] not in FIDELITY_MISSES:
+        raise _err(path, "fidelity.miss", f"unknown miss {table['miss']!r}; valid: " + ", ".join(FIDELITY_MISSES))
+    return {k: str(v) for k, v in table.items()}
 
 
 #: keys of a numeric domain table: inclusive bounds, strict bounds, integer-valued

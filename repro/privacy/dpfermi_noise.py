@@ -36,7 +36,8 @@ from repro.errors import InvalidParameterError
 from repro.privacy.accounting import Accountant, dp_sgd_epsilon
 
 __all__ = ["group_floor", "sensitive_only_noise", "thesis_all_feature_noise", "Theorem33Conditions", "NoiseLevels", "theorem33_conditions", "theorem33_noise",
-           "noise_multiplier", "accountant_epsilons", "min_steps"]
+           "noise_multiplier", "accountant_epsilons", "min_steps",
+           "DataBoundEpsilon", "data_bound_epsilons"]
 
 log = logging.getLogger(__name__)
 
@@ -215,3 +216,58 @@ def _check(n: int, steps: int, batch_size: int, epsilon: float, delta: float) ->
         raise InvalidParameterError(f"epsilon must be > 0; got {epsilon}. Pass a positive budget.")
     if not 0 < delta < 1:
         raise InvalidParameterError(f"delta must lie in (0, 1); got {delta}. The paper's code uses 1/n².")
+
+
+@dataclass(frozen=True)
+class DataBoundEpsilon:
+    """ε of the reference variant's noise under the data's true bounds (issue 22, fact 5); see
+    :func:`data_bound_epsilons`. ``ratio_theta``/``ratio_w`` = true sensitivity / the formula's."""
+
+    ratio_theta: float
+    ratio_w: float
+    eps_theta_rdp: float
+    eps_joint_rdp: float
+
+
+def data_bound_epsilons(n: int, steps: int, batch_size: int, epsilon: float, delta: float, *, lam: float,
+                        clip: float, radius: float, rho: float, max_row_norm: float, label_rows: float,
+                        p_group: float, accountant: Accountant = "rdp") -> DataBoundEpsilon:
+    """ε that the reference variant's Theorem 3.3(a) noise gives w.r.t. the sensitive attribute when the
+    sensitivity is taken from the data and the code instead of from the formula's assumptions.
+
+    The formula's per-record sensitivities of the two noisy batch means (spec seed-004 §5(a); σ = z·Δ with
+    :func:`noise_multiplier` z) are Δ_θ = 2√2·L·D/(m√ρ) and Δ_W = 2√2/(m√ρ). In the code
+    (:mod:`repro.learners.dp_fermi`, ``code_1x1``, batch clip) changing one record's s changes only the
+    s-dependent term of its logit coefficient, λ·2·F(1−F)·w·p̂_g^{−1/2} (zero for s ≠ g); its θ gradient is that
+    coefficient times x̃ = (x, 1). F(1−F) ≤ 1/4, |w| ≤ D (projection), so the record moves the θ mean by at
+    most λ·2·(‖x̃‖/4)·D·p̂_g^{−1/2}/m_y: the prediction's true Lipschitz constant in θ is max‖x̃‖/4, whatever
+    L is, and under equalized odds each label part is a mean over its own m_y rows (``label_rows``; m_y = m
+    for demographic parity). The batch clip is a projection (1-Lipschitz), so the true Δ_θ is also ≤ 2L.
+    W's s-dependent gradient 2·F·p̂_g^{−1/2} (×λ, as its noise) moves the W mean by at most
+    2·p̂_g^{−1/2}/m_y. Hence the noise-multiplier ratios
+
+        r_θ = min(2L, 2λ·(max‖x̃‖/4)·D·p̂_g^{−1/2}/m_y) / Δ_θ,   r_W = (2·p̂_g^{−1/2}/m_y) / Δ_W   (0 at λ = 0)
+
+    and the ε of the θ block (multiplier z/r_θ) and of the joint (θ, W) step (z/√(r_θ² + r_W²)) from the
+    same accountant as :func:`accountant_epsilons`. At λ = 0 the model does not depend on s: ε = 0.
+    ``p_group`` = p̂(S = g) (p̂(S = g | Y = y) under EO) of the code's group g. P̂_S treated as public.
+    """
+    if not (max_row_norm > 0 and label_rows > 0 and 0 < p_group <= 1 and lam >= 0 and clip > 0 and radius > 0):
+        raise InvalidParameterError(
+            f"data_bound_epsilons needs max_row_norm > 0, label_rows > 0, p_group in (0, 1], lam >= 0, clip and "
+            f"radius > 0; got {max_row_norm}, {label_rows}, {p_group}, {lam}, {clip}, {radius}.")
+    z = noise_multiplier(n, steps, batch_size, epsilon, delta)
+    if lam == 0:
+        return DataBoundEpsilon(0.0, 0.0, 0.0, 0.0)
+    if z == 0.0:
+        return DataBoundEpsilon(math.inf, math.inf, math.inf, math.inf)
+    formula_theta = 2 * math.sqrt(2) * clip * radius / (batch_size * math.sqrt(rho))
+    formula_w = 2 * math.sqrt(2) / (batch_size * math.sqrt(rho))
+    isp = 1 / math.sqrt(p_group)
+    true_theta = min(2 * clip, 2 * lam * (max_row_norm / 4) * radius * isp / label_rows)
+    true_w = 2 * isp / label_rows
+    r_t, r_w = true_theta / formula_theta, true_w / formula_w
+    q = min(1.0, batch_size / n)
+    eps_t = float(dp_sgd_epsilon(z / r_t, q, steps, delta, accountant))
+    eps_j = float(dp_sgd_epsilon(z / math.hypot(r_t, r_w), q, steps, delta, accountant))
+    return DataBoundEpsilon(r_t, r_w, eps_t, eps_j)

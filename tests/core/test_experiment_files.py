@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FROZEN = Path(__file__).parent / "fixtures" / "experiment_spec_digests.json"
 #: fields deliberately changed since the freeze: ``domains`` (declared for every numeric parameter)
 #: and ``path`` (where the file lives)
-NOT_FROZEN = ("path", "domains")
+NOT_FROZEN = ("path", "domains", "fidelity")
 
 
 def _canonical(value: Any, ordered: bool = False) -> Any:

@@ -12,6 +12,7 @@ from dp_accounting.rdp.rdp_privacy_accountant import _compute_rdp_poisson_subsam
 from repro.errors import InvalidParameterError
 from repro.privacy.dpfermi_noise import (
     accountant_epsilons,
+    data_bound_epsilons,
     min_steps,
     noise_multiplier,
     theorem33_conditions,
@@ -126,3 +127,53 @@ def test_bad_input_raises(kwargs: dict) -> None:
 def test_bad_scope_raises() -> None:
     with pytest.raises(InvalidParameterError, match="scope"):
         theorem33_noise(ADULT_N, ADULT_T, B, RHO, 1.0, scope="everything")  # type: ignore[arg-type]
+
+
+# ---- ε under the data's true bounds (issue 22 fact 5) -------------------------------------------------
+
+
+
+_ADULT = dict(n=45243, steps=200 * math.ceil(45243 / 1024), batch_size=1024, epsilon=1.0, delta=1 / 45243**2)
+
+
+def test_data_bound_matches_issue_numbers() -> None:
+    """Adult, EO, tuned L = D = 1, λ = 0.5: max feature norm 14.35 (L_true ≈ 3.59), ≈ 258 positives per
+    batch, p̂(male | Y = 1) ≈ 0.85, ρ ≈ 0.32: the stated ε = 1 is ≈ 3.5 for a worst-case record."""
+    r = data_bound_epsilons(**_ADULT, lam=0.5, clip=1.0, radius=1.0, rho=0.32, max_row_norm=14.35,
+                            label_rows=258, p_group=0.85)
+    assert 3.0 < r.eps_joint_rdp < 4.0
+    assert r.eps_theta_rdp < r.eps_joint_rdp
+    # r_θ = λ·(N/4)/L · (m/m_y) · √ρ/√(2 p̂_g) in closed form
+    expect = 0.5 * (14.35 / 4) * (1024 / 258) * math.sqrt(0.32) / math.sqrt(2 * 0.85)
+    assert r.ratio_theta == pytest.approx(expect, rel=1e-12)
+
+
+def test_data_bound_unit_ratios_give_the_nominal_accountant() -> None:
+    """Inputs whose true sensitivities equal the formula's (p̂_g = ρ/2, m_y = m, λ·N/4 = L) give exactly the
+    nominal column's block and joint ε."""
+    rho = 0.3
+    r = data_bound_epsilons(**_ADULT, lam=1.0, clip=2.0, radius=3.0, rho=rho, max_row_norm=8.0,
+                            label_rows=1024, p_group=rho / 2)
+    nominal = accountant_epsilons(_ADULT["n"], _ADULT["steps"], 1024, 1.0, _ADULT["delta"])
+    assert r.ratio_theta == pytest.approx(1.0) and r.ratio_w == pytest.approx(1.0)
+    assert r.eps_theta_rdp == pytest.approx(nominal["block"], rel=1e-9)
+    assert r.eps_joint_rdp == pytest.approx(nominal["joint"], rel=1e-9)
+
+
+def test_data_bound_lambda_zero_and_clip_cap() -> None:
+    zero = data_bound_epsilons(**_ADULT, lam=0.0, clip=1.0, radius=1.0, rho=0.3, max_row_norm=14.0,
+                               label_rows=258, p_group=0.85)
+    assert (zero.eps_theta_rdp, zero.eps_joint_rdp) == (0.0, 0.0)
+    small = data_bound_epsilons(**_ADULT, lam=0.25, clip=1.0, radius=1.0, rho=0.3, max_row_norm=14.0,
+                                label_rows=258, p_group=0.85)
+    double = data_bound_epsilons(**_ADULT, lam=0.5, clip=1.0, radius=1.0, rho=0.3, max_row_norm=14.0,
+                                 label_rows=258, p_group=0.85)
+    assert double.ratio_theta == pytest.approx(2 * small.ratio_theta)
+    assert double.eps_theta_rdp > small.eps_theta_rdp
+    # a huge feature norm: the batch clip (a projection) caps Δ_θ at 2L, i.e. r_θ ≤ m√ρ/(√2·D)
+    capped = data_bound_epsilons(**_ADULT, lam=1.0, clip=1.0, radius=1.0, rho=0.3, max_row_norm=1e9,
+                                 label_rows=258, p_group=0.85)
+    assert capped.ratio_theta == pytest.approx(1024 * math.sqrt(0.3) / math.sqrt(2))
+    with pytest.raises(InvalidParameterError):
+        data_bound_epsilons(**_ADULT, lam=0.5, clip=1.0, radius=1.0, rho=0.3, max_row_norm=14.0,
+                            label_rows=0, p_group=0.85)

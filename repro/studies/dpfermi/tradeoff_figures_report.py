@@ -21,7 +21,7 @@ from repro.studies.dpfermi import methods as method_registry
 from repro.studies.methods import is_user_label
 
 __all__ = ["plot", "report_markdown", "released_curves", "lower_envelope", "curve_distance", "claim_verdicts",
-           "data_modes", "tuned_hyperparameters",
+           "data_modes", "tuned_hyperparameters", "primary_hyper", "released_errata", "fidelity_verdict",
            "REFERENCE_CSV", "METHOD_LABELS"]
 
 REFERENCE_CSV = Path(__file__).resolve().parents[3] / "experiments" / "reference_data" / \
@@ -32,6 +32,91 @@ METHOD_LABELS = {name: m.style[name]["label"] for name, m in method_registry.met
 COLORS = {name: m.style[name]["color"] for name, m in method_registry.methods().items()}
 #: colours for methods that declare none (a researcher's own, `repro run --with`)
 _SPARE_COLORS = ("tab:purple", "tab:pink", "tab:olive", "tab:cyan", "tab:gray")
+
+
+#: DP-FERMI (reference) hyperparameter settings, in the order the report lists them (tradeoff_figures docs)
+HYPERS = ("authors-eo", "tuned", "fixed")
+HYPER_TEXT = {"authors-eo": "authors-eo: tuned L, D; η_θ = 0.005", "tuned": "tuned L, D, η_θ",
+              "fixed": "fixed L = D = 5, η_θ = 0.005"}
+#: runs behind each released tabular mean (spec seed-004 §5)
+RELEASED_RUNS = 15
+
+
+def primary_hyper(bundle) -> str:
+    """The figure's primary DP-FERMI setting: the first of the experiment's ``hyperparameters`` found in the
+    results (``tuned`` for results without the column)."""
+    trials = bundle.trials
+    present = set(trials["hyper"].dropna()) if "hyper" in trials else set()
+    for h in bundle.spec.params.get("hyperparameters", ()):
+        if h in present:
+            return str(h)
+    return next((h for h in HYPERS if h in present), "tuned")
+
+
+def _all_negative_error(bundle, dataset: str) -> dict[str, float] | None:
+    """{dataset: error of the all-negative classifier on the authors' test split}, read from the saved privacy
+    table (``error_all_negative`` of the authors-data rows); None when the results do not record it."""
+    try:
+        priv = bundle.table("privacy")
+    except Exception:  # noqa: BLE001 - older results have no privacy table
+        return None
+    if "error_all_negative" not in priv:
+        return None
+    rows = priv[priv["error_all_negative"].notna()]
+    if "data" in rows:
+        rows = rows[rows["data"] == "authors"]
+    return {dataset: float(rows["error_all_negative"].iloc[0])} if not rows.empty else None
+
+
+def released_errata(bundle) -> pd.DataFrame:
+    """The figure's released points flagged by :func:`repro.studies.dpfermi.released_errata.flag_released_points`
+    (n = 15 runs; the all-negative error from the saved results, when recorded)."""
+    from repro.studies.dpfermi.released_errata import flag_released_points
+
+    dataset, fairness = _fig_params(bundle)
+    ref = released_curves(dataset, fairness)
+    if ref.empty:
+        return ref.assign(reasons=[], not_reproducible=[])
+    return flag_released_points(ref, n_runs=RELEASED_RUNS, all_negative_error=_all_negative_error(bundle, dataset))
+
+
+def _reproducible(ref: pd.DataFrame, errata: pd.DataFrame) -> pd.DataFrame:
+    """``ref`` without the points the errata check marks not reproducible by the released code."""
+    bad = errata[errata["not_reproducible"]] if not errata.empty else errata
+    if bad.empty:
+        return ref
+    key = ["epsilon", "method", "point"]
+    drop = ref.merge(bad[key], on=key, how="left", indicator=True)["_merge"].eq("both").to_numpy()
+    return ref[~drop]
+
+
+def fidelity_verdict(bundle) -> str | None:
+    """The verdict the fidelity dashboard shows for this run: paper comparisons of the primary DP-FERMI setting
+    and the baselines, over the released points the code can produce (erratum points excluded, and counted)."""
+    summary = bundle.summary
+    if "within" not in summary or summary["within"].isna().all():
+        return None
+    judged = summary[summary["within"].notna()]
+    hyper = primary_hyper(bundle)
+    errata = released_errata(bundle)
+    bad = errata[errata["not_reproducible"]] if not errata.empty else errata
+    col = lambda name: judged[name] if name in judged else pd.Series(math.nan, index=judged.index)  # noqa: E731
+    fermi = judged["method"] == "dp-fermi"
+    ablation = fermi & col("hyper").notna() & (col("hyper") != hyper)
+    erratum = pd.Series(False, index=judged.index)
+    for _, b in bad.iterrows():
+        at = (judged["method"] == b["method"]) & np.isclose(col("epsilon").astype(float), float(b["epsilon"]))
+        if pd.notna(b["knob"]):
+            at &= np.isclose(col("knob").astype(float), float(b["knob"]))
+        erratum |= at
+    excluded = int((erratum & ~ablation).sum())
+    judged = judged[~ablation & ~erratum]
+    ok = int(judged["within"].astype(str).str.lower().eq("true").sum())
+    text = f"{ok} of {len(judged)} within tolerance (DP-FERMI `{hyper}`)"
+    if excluded:
+        text += (f"; {excluded} comparisons with released points not reproducible by the released code "
+                 f"({len(bad)} points, errata) excluded")
+    return text
 
 
 def _methods(trials: pd.DataFrame) -> list[str]:
@@ -201,13 +286,13 @@ def plot(bundle, outdir: Path) -> list[Path]:
     modes = data_modes(all_trials)
     fig, axes = new_figure(nrows=len(modes), ncols=len(eps_values), width=3.2, height=2.8)
     for row, data in enumerate(modes):
-        trials = _select(all_trials, data, "tuned")
-        fixed = _select(all_trials, data, "fixed")
-        has_fixed = "hyper" in all_trials and (all_trials["hyper"] == "fixed").any() and \
-            (all_trials["hyper"] == "tuned").any()
+        primary = primary_hyper(bundle)
+        trials = _select(all_trials, data, primary)
+        present = [h for h in HYPERS if "hyper" in all_trials and (all_trials["hyper"] == h).any()]
+        ablation = next((h for h in present if h != primary), None)
         for ax, eps in zip(axes[row], eps_values, strict=True):
-            _panel(ax, trials, fixed if has_fixed else None, ref, eps,
-                   [(n, _select(t, data, "tuned")) for n, t in siblings])
+            _panel(ax, trials, (ablation, _select(all_trials, data, ablation)) if ablation else None, ref, eps,
+                   [(n, _select(t, data, "tuned")) for n, t in siblings], primary if ablation else None)
             ax.set_title(f"{dataset}, ε = {eps:g}" + ("" if data is None else f" — {data} data"))
             ax.set_xlabel("Misclassification error (test)")
             ax.set_ylabel("Demographic parity violation" if fairness == "dp" else "Equalized odds violation")
@@ -217,12 +302,13 @@ def plot(bundle, outdir: Path) -> list[Path]:
     return save_figure(fig, outdir, stem)
 
 
-def _panel(ax, trials: pd.DataFrame, fixed: pd.DataFrame | None, ref: pd.DataFrame, eps: float,
-           siblings: list[tuple[str, pd.DataFrame]]) -> None:
-    """One ε panel: our curves (DP-FERMI tuned solid, fixed L = D = 5 dashed), released points, other variants."""
+def _panel(ax, trials: pd.DataFrame, ablation: tuple[str, pd.DataFrame] | None, ref: pd.DataFrame, eps: float,
+           siblings: list[tuple[str, pd.DataFrame]], primary: str | None = None) -> None:
+    """One ε panel: our curves (DP-FERMI's primary setting solid, one ablation dashed), released points, other
+    variants."""
     from repro.plotting import PAPER_MARKER
 
-    tuned_label = " (ours, tuned L, D, η_θ)" if fixed is not None else " (ours)"
+    tuned_label = f" (ours, {HYPER_TEXT.get(primary, primary)})" if primary else " (ours)"
     mine = set(user_methods(trials))
     spare = iter(_SPARE_COLORS * 4)
     for method in _methods(trials):
@@ -242,11 +328,11 @@ def _panel(ax, trials: pd.DataFrame, fixed: pd.DataFrame | None, ref: pd.DataFra
                 # monotone, so a band filled along the error axis would cross itself
                 ax.errorbar(cur["error"], cur["violation"], xerr=cur["error_std"], yerr=cur["violation_std"],
                             fmt="none", ecolor=color, alpha=0.45, elinewidth=0.8, capsize=0)
-        if method == "dp-fermi" and fixed is not None:
-            fx = _curve_means(fixed, method, eps)
+        if method == "dp-fermi" and ablation is not None:
+            fx = _curve_means(ablation[1], method, eps)
             if not fx.empty:
                 ax.plot(fx["error"], fx["violation"], "--", marker="+", color="tab:brown",
-                        label="DP-FERMI (ours, fixed L = D = 5, η_θ = 0.005)")
+                        label=f"DP-FERMI (ours, {HYPER_TEXT.get(ablation[0], ablation[0])})")
         rr = ref[(ref["method"] == method) & np.isclose(ref["epsilon"], eps)]
         if not rr.empty:
             style = dict(PAPER_MARKER)
@@ -310,20 +396,20 @@ _AUTHORS_NOTE = {
 
 def _series(trials: pd.DataFrame) -> list[tuple[str, str, str | None]]:
     """(label, method, hyper) of every curve to compare with the released values."""
-    hypers = [h for h in ("tuned", "fixed") if "hyper" in trials and (trials["hyper"] == h).any()] or [None]
+    hypers = [h for h in HYPERS if "hyper" in trials and (trials["hyper"] == h).any()] or [None]
     out = [(f"DP-FERMI ({h})" if h else "DP-FERMI", "dp-fermi", h) for h in hypers]
     return out + [(label, m, None) for m, label in METHOD_LABELS.items() if m != "dp-fermi"]
 
 
 def tuned_hyperparameters(trials: pd.DataFrame) -> pd.DataFrame:
     """(data, ε) → the tuned (L, D, η_θ) read from the DP-FERMI records (one value per cell by construction)."""
-    cols = ["data", "epsilon", "clip_L", "radius_D", "lr_theta"]
+    cols = ["data", "hyper", "epsilon", "clip_L", "radius_D", "lr_theta"]
     if "hyper" not in trials:
         return pd.DataFrame(columns=cols)
-    sub = trials[(trials["method"] == "dp-fermi") & (trials["hyper"] == "tuned")]
+    sub = trials[(trials["method"] == "dp-fermi") & trials["hyper"].isin(("tuned", "authors-eo"))]
     if "data" not in sub:
         sub = sub.assign(data="—")
-    return sub[cols].drop_duplicates().sort_values(["data", "epsilon"]).reset_index(drop=True)
+    return sub[cols].drop_duplicates().sort_values(["data", "hyper", "epsilon"]).reset_index(drop=True)
 
 
 def report_markdown(bundle) -> str:
@@ -331,7 +417,10 @@ def report_markdown(bundle) -> str:
     (L, D, η_θ), the verdicts of claims 1–4, the privacy of each DP-FERMI setting."""
     dataset, fairness = _fig_params(bundle)
     all_trials = bundle.trials
-    ref = released_curves(dataset, fairness)
+    primary = primary_hyper(bundle)
+    errata = released_errata(bundle)
+    ref_all = released_curves(dataset, fairness)
+    ref = _reproducible(ref_all, errata)
     modes = data_modes(all_trials)
     lines = [f"**{dataset}, {'demographic parity (10)' if fairness == 'dp' else 'equalized odds (11)'}; "
              f"variant `{bundle.variant}`, profile `{bundle.profile}`.** Curves: mean over seeds "
@@ -345,13 +434,39 @@ def report_markdown(bundle) -> str:
     if "hyper" in all_trials and all_trials["hyper"].notna().any():
         lines.append("\n**DP-FERMI hyperparameters.** `tuned` = (L, D, η_θ) chosen by the rule declared in the "
                      "experiment file (λ = 0, lowest mean validation error on a validation part of the training "
-                     "rows; repro/studies/dpfermi/tuning.py), then used for every λ; `fixed` = L = D = 5, η_θ = "
-                     "0.005 (the earlier reading, an ablation). σ_θ ∝ L·D. Chosen values:\n")
+                     "rows; repro/studies/dpfermi/tuning.py), then used for every λ; `authors-eo` = the same rule "
+                     "choosing (L, D) with η_θ fixed at the authors' `args.py` default 0.005 (issue 22: the released "
+                     "EO points match η_θ = 0.005); `fixed` = L = D = 5, η_θ = 0.005 (the earlier reading). "
+                     f"Primary setting of this figure (declared in the experiment file): `{primary}`; the others are "
+                     "ablations. σ_θ ∝ L·D. Chosen values:\n")
         tv = tuned_hyperparameters(all_trials)
-        lines.append("| data | ε | L | D | η_θ |")
-        lines.append("|---|---|---|---|---|")
+        lines.append("| data | setting | ε | L | D | η_θ |")
+        lines.append("|---|---|---|---|---|---|")
         for _, r in tv.iterrows():
-            lines.append(f"| {r['data']} | {r['epsilon']:g} | {r['clip_L']:g} | {r['radius_D']:g} | {r['lr_theta']:g} |")
+            lines.append(f"| {r['data']} | {r['hyper']} | {r['epsilon']:g} | {r['clip_L']:g} | {r['radius_D']:g} | "
+                         f"{r['lr_theta']:g} |")
+    if not errata.empty:
+        n_bad = int(errata["not_reproducible"].sum())
+        lines.append(f"\n**Released points the released code cannot produce** (machine-checked, "
+                     f"repro/studies/dpfermi/released_errata.py, n = {RELEASED_RUNS} runs per point; "
+                     f"{n_bad} of {len(ref_all)} released points excluded from the distances and the verdict, which "
+                     "therefore cover only the points the code can produce). `impossible-band`: the band's half-width "
+                     "exceeds √n · mean, the largest sample std of n non-negative values; `identical-across-epsilon`: "
+                     "the same mean error to every digit at several ε while the violation or band differs; "
+                     "`near-trivial` (informational): error within 0.005 of the all-negative classifier's error on "
+                     "the authors' test split"
+                     + ("" if _all_negative_error(bundle, dataset) else " (not checked: these results do not record "
+                        "`error_all_negative`)") + ".\n")
+        lines.append("| ε | method | λ | error | violation | band | status |")
+        lines.append("|---|---|---|---|---|---|---|")
+        for _, r in errata.iterrows():
+            band = (f"[{r['band_lower']:.4f}, {r['band_upper']:.4f}]"
+                    if pd.notna(r["band_lower"]) and pd.notna(r["band_upper"]) else "—")
+            knob = "—" if pd.isna(r["knob"]) else f"{float(r['knob']):g}"
+            status = ("not reproducible by the released code, reason: " if r["not_reproducible"] else
+                      "kept (informational): ") + r["reasons"].replace(";", ", ")
+            lines.append(f"| {r['epsilon']:g} | {r['method']} | {knob} | {r['error']:.4f} | {r['violation']:.4f} | "
+                         f"{band} | {status} |")
     if ref.empty:
         lines.append("\nNo released values for this figure (withheld in the spec's copy, or never released: "
                      "Fig. 10); no distance is computed.")
@@ -384,10 +499,10 @@ def report_markdown(bundle) -> str:
                 for v in (claim_verdicts(ref.assign(knob=ref["knob"].astype(float)), fairness)
                           if not ref.empty else [])}
     for data in modes:
-        verdicts = claim_verdicts(_select(all_trials, data, "tuned"), fairness)
+        verdicts = claim_verdicts(_select(all_trials, data, primary), fairness)
         if not verdicts:
             continue
-        lines.append(f"\n**Spec §9.3 claims on our runs{'' if data is None else f' ({data} data, tuned DP-FERMI)'}** "
+        lines.append(f"\n**Spec §9.3 claims on our runs{'' if data is None else f' ({data} data, {primary} DP-FERMI)'}** "
                      "(1: DP-FERMI below Tran 2021a / PF-LD at matched error; 2: below Jagielski / PF-LD (EO); "
                      "3: violation falls and error rises along λ (±0.005); 4: privacy costs ≤ 0.02 error at λ = 0 "
                      "vs the non-private model).\n")
@@ -411,7 +526,8 @@ def report_markdown(bundle) -> str:
             keys = [c for c in ("data", "hyper", "epsilon") if c in fermi and fermi[c].notna().any()]
             cols = [c for c in (*keys, "clip_L", "radius_D", "sigma_theta", "sigma_w", "noise_multiplier",
                                 "eps_block_rdp", "eps_joint_rdp", "eps_joint_pld", "eps_label", "conditions_ok",
-                                "code_group") if c in fermi and (c in keys or fermi[c].notna().any())]
+                                "code_group", "max_row_norm", "label_rows", "p_group", "lambda_max",
+                                "eps_data_theta_rdp", "eps_data_joint_rdp") if c in fermi and (c in keys or fermi[c].notna().any())]
             agg = fermi[cols].groupby(keys, sort=True).first().reset_index()
             if "eps_joint_pld" in agg:
                 agg.insert(agg.columns.get_loc("eps_joint_pld"), "eps_block_pld",
@@ -426,7 +542,15 @@ def report_markdown(bundle) -> str:
                          "= the paper's formula, not a guarantee; *public-statistics caveat* = accounted with P̂_S "
                          "and the feature standardisation treated as public; the baselines Tran 2021a and PF-LD are "
                          "*nominal* (their penalty couples the samples of a batch), Jagielski 2019 "
-                         "*public-statistics caveat* (cell sizes and standardisation public). The tuning search is not privacy-accounted (neither was the paper's).\n")
+                         "*public-statistics caveat* (cell sizes and standardisation public). The tuning search is not privacy-accounted (neither was the paper's). "
+                         "Reference only, `eps_data_*_rdp`: the ε the same noise gives w.r.t. the sensitive attribute "
+                         "at the grid's largest λ (`lambda_max`) when the sensitivity is taken from the data and the "
+                         "code instead of the formula (issue 22): the prediction's true Lipschitz constant in θ is "
+                         "max‖(x, 1)‖/4 (`max_row_norm`/4; F(1−F) ≤ 1/4), not the clip L (a batch clip never bounds "
+                         "one record), and under EO each label part is a mean over its own `label_rows` rows of a "
+                         "batch, not over the batch; `p_group` = p̂ of the code's group in that part "
+                         "(repro/privacy/dpfermi_noise.py `data_bound_epsilons`; same RDP accountant as the nominal "
+                         "columns). The label stays *nominal*.\n")
             lines.append("| " + " | ".join(agg.columns) + " |")
             lines.append("|" + "---|" * len(agg.columns))
             for _, r in agg.iterrows():
@@ -447,7 +571,7 @@ def report_markdown(bundle) -> str:
         for data in modes:
             for eps in sorted(all_trials["epsilon"].unique()):
                 for name, tr in [(me, all_trials), *siblings]:
-                    cur = _curve_means(_select(tr, data, "tuned"), "dp-fermi", eps)
+                    cur = _curve_means(_select(tr, data, primary), "dp-fermi", eps)
                     if cur.empty:
                         continue
                     z = cur[np.isclose(cur["knob"], 0.0)]

@@ -286,3 +286,68 @@ def test_clean_data_tuning_runs_once_for_all_repetitions(monkeypatch) -> None:
     for rep in range(3):
         study.run_trial(_tuning_params(data="clean", tune_seeds=1), TrialContext(TrialKey.of("test", {"method": "dp-fermi"}, repetition=rep)))
     assert len(calls) == 1
+
+
+def test_authors_eo_fixes_the_step_and_tunes_clip_and_radius(monkeypatch) -> None:
+    """Issue 22: `authors-eo` = the tuning rule over (L, D) with η_θ fixed at authors_lr_theta, beside `tuned`;
+    the privacy rows record the data facts of the data-bound ε and the all-negative test error."""
+    monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
+    params = _tuning_params(data="authors", fairness="eo", hyperparameters=["authors-eo", "tuned"],
+                            authors_lr_theta=0.005, tune_lr_thetas=[0.01, 0.02], tune_seeds=1)
+    out = study.run_trial(params, TrialContext(TrialKey.of("test", {"method": "dp-fermi"})))
+    eo = [r for r in out.records if r["hyper"] == "authors-eo"]
+    assert len(eo) == 2 and {r["lr_theta"] for r in eo} == {0.005}
+    assert {(r["clip_L"], r["radius_D"]) for r in eo} <= {(c, d) for c in (1.0, 5.0) for d in (1.0, 5.0)}
+    assert {r["lr_theta"] for r in out.records if r["hyper"] == "tuned"} <= {0.01, 0.02}
+    table = pd.DataFrame(out.tables["tuning"])
+    assert set(table[table["hyper"] == "authors-eo"]["lr_theta"]) == {0.005}
+    assert table.groupby("hyper")["chosen"].sum().to_dict() == {"authors-eo": 1, "tuned": 1}
+    ds = _synthetic()
+    for row in out.tables["privacy"]:
+        assert row["max_row_norm"] == pytest.approx(float(np.sqrt((ds.X**2).sum(axis=1).max() + 1)), rel=0.5)
+        assert 0 < row["label_rows"] < 256 and 0 < row["p_group"] < 1 and row["lambda_max"] == 1.0
+        assert 0 < row["error_all_negative"] < 1
+        assert 0 < row["eps_data_theta_rdp"] <= row["eps_data_joint_rdp"]
+
+
+def _fig9_bundle(summary: pd.DataFrame):
+    from types import SimpleNamespace
+
+    spec = load_experiment(EXPERIMENTS / "dpfermi-fig-9.toml")
+    trials = pd.DataFrame([{"method": "dp-fermi", "epsilon": 0.5, "knob": lam, "hyper": h, "data": "authors",
+                            "error": 0.17 + 0.1 * lam, "violation": 0.2 - 0.3 * lam, "error_nonprivate": 0.16,
+                            "clip_L": 1.0, "radius_D": 1.0, "lr_theta": 0.005}
+                           for lam in (0.0, 0.25, 0.5) for h in ("authors-eo", "tuned")])
+    privacy = pd.DataFrame([{"method": "dp-fermi", "data": "authors", "hyper": "authors-eo", "epsilon": 0.5,
+                             "error_all_negative": 0.2381, "eps_data_joint_rdp": 1.7}])
+    return SimpleNamespace(spec=spec, trials=trials, summary=summary, table=lambda name: privacy,
+                           variant="reference", profile="full", directory=Path("/nonexistent/full"))
+
+
+def test_report_lists_errata_and_the_verdict_covers_only_producible_points() -> None:
+    """Issue 22 item 2: released points flagged by the errata check are listed as not reproducible by the
+    released code and left out of the verdict; only the primary setting (`authors-eo`) is judged."""
+    rows = [("dp-fermi", "authors-eo", 0.0, True),
+            ("dp-fermi", "authors-eo", 0.5, False),   # erratum point
+            ("dp-fermi", "tuned", 0.0, False),        # ablation
+            ("pf-ld", None, None, True)]
+    summary = pd.DataFrame([{"method": m, "setting": "", "metric": "error", "within": w, "data": "authors",
+                             "epsilon": 0.5, "knob": k, "hyper": h} for m, h, k, w in rows])
+    bundle = _fig9_bundle(summary)
+    assert report.primary_hyper(bundle) == "authors-eo"
+    errata = report.released_errata(bundle)
+    bad = errata[errata["not_reproducible"]]
+    fermi_bad = bad[bad["method"] == "dp-fermi"]
+    assert sorted(set(fermi_bad["knob"].astype(float))) == [0.375, 0.5]
+    assert "near-trivial" in ";".join(errata[errata["knob"].astype(float) == 0.5]["reasons"])  # from error_all_negative
+    text = report.fidelity_verdict(bundle)
+    assert text.startswith("2 of 2 within tolerance (DP-FERMI `authors-eo`)")
+    assert "1 comparisons with released points not reproducible" in text
+    md = report.report_markdown(bundle)
+    assert "not reproducible by the released code, reason: impossible-band" in md
+    assert "cover only the points the code can produce" in md
+    assert "eps_data_joint_rdp" in md
+    from repro.engine.report import _verdict_text
+
+    assert _verdict_text(bundle).startswith("2 of 2 within tolerance (DP-FERMI `authors-eo`)")  # the run's Verdict line
+    assert _verdict_text(bundle).endswith("[all rows of the table: 2 of 4]")

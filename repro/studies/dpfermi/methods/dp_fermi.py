@@ -1,7 +1,9 @@
 """DP-FERMI (Lowy et al., ICLR 2023) on the tabular figures: every λ of a trial in one batched engine pass.
 
 Variants (``--variant``): ``reference`` (the authors' released code path, (L, D, η_θ) ``tuned`` by
-:mod:`repro.studies.dpfermi.tuning` and/or ``fixed``), ``strict`` and ``strict-all`` (the paper's ERMI with
+:mod:`repro.studies.dpfermi.tuning`, ``authors-eo`` (the same rule over (L, D) with η_θ fixed at
+``authors_lr_theta``, the authors' ``args.py`` default 0.005; the EO figures' primary setting, issue 22)
+and/or ``fixed``), ``strict`` and ``strict-all`` (the paper's ERMI with
 accountant-calibrated noise); see :mod:`repro.studies.dpfermi.tradeoff_figures`. All λ of a trial and its
 non-private λ = 0 model are trained together by :func:`repro.learners.dp_fermi.train_dp_fermi_batch` (shared
 batches and noise draws). Spec: seed-004-dpfermi.md §4.3–§4.4, §5, §7.2.
@@ -9,6 +11,7 @@ batches and noise draws). Spec: seed-004-dpfermi.md §4.3–§4.4, §5, §7.2.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -27,7 +30,7 @@ from repro.learners.dp_fermi import (
 from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
 from repro.privacy.accounting import epsilon as accountant_epsilon
 from repro.privacy.accounting import opacus_sampling
-from repro.privacy.dpfermi_noise import accountant_epsilons, group_floor, theorem33_noise
+from repro.privacy.dpfermi_noise import accountant_epsilons, data_bound_epsilons, group_floor, theorem33_noise
 from repro.studies.dpfermi._tabular import metrics, privileged_group, split
 from repro.studies.methods import Method
 
@@ -37,7 +40,7 @@ VARIANT_ENGINE = {"reference": REFERENCE, "strict": STRICT_SENSITIVE, "strict-al
 GUARANTEES = {variant: dp_fermi_guarantee(engine, math.inf, 0.0) for variant, engine in VARIANT_ENGINE.items()}
 
 
-def _tuned(params, ctx, data: str, ds, base: DPFermiConfig):
+def _tuned(params, ctx, data: str, ds, base: DPFermiConfig, lr_thetas: tuple[float, ...] | None = None):
     """The (L, D, η_θ) chosen by :func:`repro.studies.dpfermi.tuning.tune_reference` for this cell, computed
     once per run (and cached) for all repetitions: on the authors' fixed training part, or (clean data)
     on repetition 0's training part. Everything the search depends on (its rows, n, T, ρ, the code's
@@ -46,6 +49,8 @@ def _tuned(params, ctx, data: str, ds, base: DPFermiConfig):
     from repro.studies.dpfermi.tuning import TuningGrid, tune_reference
 
     grid = TuningGrid.from_params(params)
+    if lr_thetas is not None:  # `authors-eo`: η_θ fixed, the rule still chooses (L, D)
+        grid = dataclasses.replace(grid, lr_thetas=tuple(lr_thetas))
     eps = float(params["epsilon"])
     labels = [params["dataset"], data, params["fairness"], eps, int(params["subsample"] or 0),
               float(params["train_fraction"])]
@@ -67,12 +72,40 @@ def _tuned(params, ctx, data: str, ds, base: DPFermiConfig):
     return ctx.shared_value("dpfermi-tuning", key, __name__, compute, validate=_is_tuning_choice)
 
 
+def _data_bound(n, steps, B, eps, delta, lam, clip, radius, rho, facts) -> dict[str, float]:
+    """ε of the reference noise at λ = ``lam`` under the data's bounds (θ block and joint, RDP), or ∞."""
+    if math.isinf(eps):
+        return {"eps_data_theta_rdp": math.inf, "eps_data_joint_rdp": math.inf}
+    r = data_bound_epsilons(n, steps, B, eps, delta, lam=lam, clip=clip, radius=radius, rho=rho,
+                            max_row_norm=facts["max_row_norm"], label_rows=facts["label_rows"],
+                            p_group=facts["p_group"])
+    return {"eps_data_theta_rdp": r.eps_theta_rdp, "eps_data_joint_rdp": r.eps_joint_rdp}
+
+
 def _is_tuning_choice(value: Any) -> bool:
     """Structure of a cached tuning value: a TuningChoice whose (L, D, η_θ) are numbers."""
     from repro.studies.dpfermi.tuning import TuningChoice
 
     return isinstance(value, TuningChoice) and all(
         isinstance(v, (int, float)) for v in (value.clip, value.radius, value.lr_theta, value.validation_error))
+
+
+def data_facts(Xtr, ytr, str_, yte, fairness: str, code_group: int, batch_size: int) -> dict[str, Any]:
+    """What :func:`repro.privacy.dpfermi_noise.data_bound_epsilons` needs from the data (issue 22), and the
+    all-negative classifier's test error (for the released-points errata check).
+
+    ``max_row_norm`` = max over training rows of ‖(x, 1)‖; ``label_rows`` = rows of the worst label part in a
+    full batch of ``batch_size`` (its expected count m·n_y/n; batch_size for DP) and ``p_group`` = p̂(S = g)
+    (p̂(S = g | Y = y) under EO) of that part, the part whose per-record weight 1/(m_y·√p̂_g) is largest."""
+    import numpy as np
+
+    Xtr, ytr, str_ = np.asarray(Xtr, float), np.asarray(ytr), np.asarray(str_)
+    parts = [(batch_size, float(np.mean(str_ == code_group)))] if fairness != "eo" else [
+        (batch_size * float(np.mean(ytr == y)), float(np.mean(str_[ytr == y] == code_group)))
+        for y in np.unique(ytr)]
+    m_y, p_g = max(parts, key=lambda t: 1.0 / (t[0] * math.sqrt(t[1])) if t[1] > 0 else 0.0)
+    return {"max_row_norm": float(np.sqrt(np.einsum("ij,ij->i", Xtr, Xtr).max() + 1.0)),
+            "label_rows": m_y, "p_group": p_g, "error_all_negative": float(np.mean(np.asarray(yte) != 0))}
 
 
 def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) -> tuple[list, list, dict]:
@@ -97,6 +130,8 @@ def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) 
         acc = accountant_epsilons(n, steps, B, eps, delta)
         code_group = privileged_group(ytr, str_)
         ref = DPFermiConfig(**base, code_group=code_group)
+        facts = data_facts(Xtr, ytr, str_, yte, fairness, code_group, B)
+        lam_max = max(lambdas)
         # (L, D, η_θ) per hyperparameter setting: `tuned` by the declared validation rule, `fixed` = the
         # project's earlier reading L = D = 5, η_θ = params lr_theta (issue 13, item 3)
         settings: dict[str, tuple[float, float, float]] = {}
@@ -104,13 +139,18 @@ def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) 
             if hyper == "fixed":
                 settings[hyper] = (float(params["fixed_clip"]), float(params["fixed_radius"]),
                                    base["lr_theta"])
-            elif hyper == "tuned":
-                choice = _tuned(params, ctx, data, ds, ref)
+            elif hyper in ("tuned", "authors-eo"):
+                # `authors-eo` (issue 22): the tuning rule chooses (L, D) with η_θ fixed at the authors'
+                # args.py default (`authors_lr_theta`); `tuned` also tunes η_θ over tune_lr_thetas
+                lrs = (float(params["authors_lr_theta"]),) if hyper == "authors-eo" else None
+                choice = _tuned(params, ctx, data, ds, ref, lr_thetas=lrs)
                 settings[hyper] = (choice.clip, choice.radius, choice.lr_theta)
                 if ctx.repetition == 0:
-                    tables["tuning"] = [{"epsilon": eps, "data": data, **r} for r in choice.rows]
+                    tables.setdefault("tuning", []).extend(
+                        {"epsilon": eps, "data": data, "hyper": hyper, **r} for r in choice.rows)
             else:
-                raise InvalidParameterError(f"hyperparameters must list 'tuned' and/or 'fixed'; got {hyper!r}.")
+                raise InvalidParameterError(f"hyperparameters must list 'tuned', 'authors-eo' and/or 'fixed'; "
+                                            f"got {hyper!r}.")
         cfgs, tags, privacy_rows = [], [], []
         for hyper, (clip, radius, lr) in settings.items():
             noise = theorem33_noise(n, steps, B, rho, eps, delta, scope="sensitive", lipschitz=clip, w_radius=radius)
@@ -122,7 +162,8 @@ def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) 
                                  "sigma_theta": noise.sigma_theta, "sigma_w": noise.sigma_w,
                                  "noise_multiplier": acc["z"], "eps_block_rdp": acc["block"],
                                  "eps_joint_rdp": acc["joint"], "conditions_ok": noise.conditions.ok,
-                                 "code_group": code_group,
+                                 "code_group": code_group, **facts, "lambda_max": lam_max,
+                                 **_data_bound(n, steps, B, eps, delta, lam_max, clip, radius, rho, facts),
                                  "guarantee": dp_fermi_guarantee(cfg, eps, delta).describe()})
         first = next(iter(settings.values()))
         nonpriv = ref.with_(clip_norm=first[0], w_radius=first[1], lr_theta=first[2], sigma_theta=0.0,

@@ -1,0 +1,134 @@
+"""The fidelity dashboard: one table over every result — its declared status, what its saved full-profile
+run measured, and the reason for each miss (issue 22).
+
+Each experiment file declares its status in a ``[fidelity]`` table (schema: :func:`repro.engine.spec._parse_fidelity`):
+
+.. code-block:: toml
+
+    [fidelity]
+    status = "partial"                # one of repro.engine.spec.FIDELITY_STATUSES
+    detail = "9/12 inferred file"     # short words shown beside the status (optional)
+    miss = "data not public"          # why it is not (fully) reproduced: erratum, data not public, hardware, ...
+    reason = "the authors' Credit Card file is not public; ours is an inferred reconstruction"
+
+The measured column is read from the saved results only: ``<results>/<id>/full/`` (the full profile of the
+default variant). A study's report module may define ``fidelity_verdict(bundle) -> str | None`` (e.g. DP-FERMI
+excludes released points the errata check marks not reproducible); otherwise the column counts the paper
+comparisons within tolerance. Where no full run is saved the column says "not run" — the dashboard never
+guesses. The status column is the declared one; when a full run exists and a declared ``reproduced`` has paper
+comparisons outside tolerance, the row says so ("check").
+
+``python -m repro.engine.fidelity [RESULTS_DIR] [--out FILE]`` prints (or writes) the dashboard;
+``repro report`` opens ``REPORT.md`` with it. The committed snapshot is ``docs/fidelity.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from repro.engine.spec import ExperimentSpec, load_all
+
+__all__ = ["fidelity_rows", "measured", "render_dashboard", "parse_dashboard", "main"]
+
+FULL_PROFILE = "full"
+NOT_RUN = "not run"
+_HEADER = ["result", "document", "status", "detail", "full-profile run (saved results)", "why not (fully) reproduced"]
+
+
+def _short_document(doc: str) -> str:
+    """"Lowy, Gupta, Razaviyayn (ICLR 2023), Stochastic …" → "Lowy, Gupta, Razaviyayn (ICLR 2023)"; a thesis keeps
+    its Part."""
+    doc = doc.split(":", 1)[0]
+    head = doc.split("), ", 1)[0] + (")" if "), " in doc else "")
+    part = doc.rsplit(", ", 1)[-1] if doc.rstrip().endswith(("Part I", "Part II")) else ""
+    return f"{head}, {part}" if part else head
+
+
+def measured(spec: ExperimentSpec, results: Path | None) -> tuple[str, bool | None]:
+    """(text, all_within) of the saved full-profile run of ``spec``'s default variant under ``results``;
+    ("not run", None) when none is saved. ``all_within`` is None when nothing was judged."""
+    if results is None:
+        return NOT_RUN, None
+    directory = Path(results) / spec.id / FULL_PROFILE
+    if not (directory / "run.json").exists():
+        return NOT_RUN, None
+    from repro.engine.results import ResultBundle, report_hook, verdict_counts
+
+    bundle = ResultBundle.load(spec, directory)
+    ok, judged = verdict_counts(bundle.summary)
+    hook = report_hook(spec, "fidelity_verdict")
+    text = hook(bundle) if hook is not None else None
+    if text is not None:  # the study judges its own run (e.g. errata excluded): the dashboard does not re-judge
+        return text, None
+    if not judged:
+        return "ran; no numeric paper values", None
+    return f"{ok} of {judged} paper comparisons within tolerance", ok == judged
+
+
+def fidelity_rows(specs: Mapping[str, ExperimentSpec], results: Path | None) -> list[dict[str, str]]:
+    """One row per experiment (ordered by id): ``id``, ``document``, ``status``, ``detail``, ``measured``,
+    ``reason``; an experiment without ``[fidelity]`` is "undeclared"."""
+    rows = []
+    for eid in sorted(specs):
+        spec = specs[eid]
+        fid = spec.fidelity or {}
+        status = fid.get("status", "undeclared")
+        text, all_within = measured(spec, results)
+        if status == "reproduced" and all_within is False:
+            status = "reproduced (check: the full run has comparisons outside tolerance)"
+        reason = fid.get("reason", "")
+        if fid.get("miss"):
+            reason = f"{fid['miss']}: {reason}" if reason else fid["miss"]
+        rows.append({"id": eid, "document": _short_document(spec.document), "status": status,
+                     "detail": fid.get("detail", ""), "measured": text, "reason": reason})
+    return rows
+
+
+def render_dashboard(specs: Mapping[str, ExperimentSpec], results: Path | None) -> str:
+    """The dashboard as Markdown (title, legend, table, counts per status)."""
+    rows = fidelity_rows(specs, results)
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    esc = lambda t: str(t).replace("|", "\\|").replace("\n", " ")  # noqa: E731
+    lines = ["## Fidelity dashboard", "",
+             "Generated from the experiment files' `[fidelity]` tables (declared status, reason for each miss) and "
+             "the saved full-profile runs (`<results>/<id>/full/`); \"not run\" = no saved full run. "
+             "Regenerate: `python -m repro.engine.fidelity RESULTS_DIR --out docs/fidelity.md`.", "",
+             "Statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + f" ({len(rows)} results).", "",
+             "| " + " | ".join(_HEADER) + " |", "|" + "---|" * len(_HEADER)]
+    for r in rows:
+        lines.append(f"| `{r['id']}` | {esc(r['document'])} | **{esc(r['status'])}** | {esc(r['detail'])} | "
+                     f"{esc(r['measured'])} | {esc(r['reason'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def parse_dashboard(text: str) -> dict[str, str]:
+    """{result id: status} of a rendered dashboard (the committed snapshot, in tests)."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("| `"):
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            out[cells[0].strip("`")] = cells[2].strip("*")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m repro.engine.fidelity", description=__doc__.split("\n")[0])
+    parser.add_argument("results", nargs="?", default=None, help="results folder (omit: declared statuses only)")
+    parser.add_argument("--out", default=None, help="write the dashboard to this file (default: print)")
+    args = parser.parse_args(argv)
+    text = "# Fidelity of every result\n\n" + render_dashboard(load_all(strict=True),
+                                                             Path(args.results) if args.results else None)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
