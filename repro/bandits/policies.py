@@ -324,7 +324,10 @@ class PrivateFairGreedy(RankPolicy):
     epsilon, delta, alpha_eps, alpha_delta
         Total budget and split (spec §3.1).
     L_tilde
-        Bound on ‖[x; y]‖ used to calibrate the tree noise (not enforced: no clipping, as in the code).
+        Bound on ‖[x; y]‖ used to calibrate the tree noise, enforced: every observed [x; y] longer than
+        L̃ is scaled to norm L̃ before it enters the tree (the authors' code does not clip; ``clipped``
+        counts how often it fires). L̃ itself is the data's max norm by default (a public-statistics
+        caveat, :func:`repro.privacy.tree_mechanism.guarantee`).
     rank_normals
         Optional (T, K) standard normals for the rank noise (common random numbers across
         configurations); default: drawn from ``rank_rng``.
@@ -343,6 +346,10 @@ class PrivateFairGreedy(RankPolicy):
         self.split = budget_split(epsilon, delta, alpha_eps, alpha_delta, self.variant)
         n_max = horizon / 2
         self.m = tree_height(n_max)
+        if not L_tilde > 0:
+            raise InvalidParameterError(f"L_tilde must be > 0; got {L_tilde}.")
+        self.L_tilde = float(L_tilde)
+        self.clipped = 0
         self.sigma_noise = gaussian_tree_sigma(L_tilde, self.m, self.split.epsilon_reg, self.split.delta_reg)
         log_arg = 2.0 * n_max * horizon if self.variant == "reference" else 2.0 * horizon
         self.gamma = psd_shift_gamma(self.sigma_noise, self.m, dim, log_arg)
@@ -358,6 +365,10 @@ class PrivateFairGreedy(RankPolicy):
 
     def _feed(self, x: np.ndarray, y: float) -> None:
         a = np.append(x, y)
+        norm = float(np.sqrt(a @ a))
+        if norm > self.L_tilde:  # the sensitivity the tree's σ is calibrated to (spec §3.2): enforce it
+            a = a * (self.L_tilde / norm)
+            self.clipped += 1
         M = self.tree.update(np.outer(a, a))
         d = self.d
         # D17: with the 2Γ shift ≫ the noise the block is positive definite; solve, never invert.

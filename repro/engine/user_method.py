@@ -10,9 +10,15 @@ The contract (``docs/bring-your-own-method.md``, ``examples/my_method.py``): a s
   checked it.
 
 :func:`load_user_method` checks all of this before any trial runs (one-line errors). The method enters the
-plan as one more cell whose ``with`` value names the code and its sha256, so the code's hash is part of the
-trial cache key and an edited method is retrained; the ``with`` value is not part of the cell's seed label,
-so the method sees the same splits and seeds as the paper's methods.
+plan as one more cell whose ``with`` value is its identity, ``Class@sha256`` of the file's bytes: the code's
+hash is part of the trial cache key, so an edited method is retrained while a moved or renamed file is not,
+and no machine path reaches the results (outputs show :attr:`UserMethod.ref`, the file relative to the
+current directory, or its name when outside it, or the ``module:Class`` text). The ``with`` value is not part of the cell's seed label, so
+the method sees the same splits and seeds as the paper's methods.
+
+Workers find the code by its identity: loading a file stores a copy of its bytes under its sha256 in a
+content-addressed folder of the temporary directory (:func:`_store`), so a trial runs exactly the code that
+was hashed (a module reference is imported again by name and its hash checked).
 """
 
 from __future__ import annotations
@@ -23,7 +29,10 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -42,33 +51,71 @@ _SUFFIX = " (yours)"
 
 @dataclasses.dataclass(frozen=True)
 class UserMethod:
-    """A checked user method: its display name, reference (``where:Class@sha256``), class and guarantee."""
+    """A checked user method: display name, shown reference (``where:Class``, ``where`` relative to the current
+    directory or a module name), identity ``key`` (``Class@sha256``, the cell's ``with`` value), class, guarantee."""
 
     name: str
     ref: str
+    key: str
     cls: type
     guarantee: Guarantee
+
+    @property
+    def sha256(self) -> str:
+        return self.key.rpartition("@")[2]
+
+
+def _store() -> Path:
+    """Content-addressed copies of loaded methods (``<sha256>.py`` + ``<sha256>.json``), shared by workers."""
+    return Path(os.environ.get("REPRO_USER_METHOD_STORE") or Path(tempfile.gettempdir()) / "repro-user-methods")
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _shown(where: str, path: Path | None) -> str:
+    """``where`` as outputs show it: a module name as given; a file relative to the current directory, or its
+    name alone when it lies outside it (a ``../..`` path would spell this machine's folders)."""
+    if path is None:
+        return where
+    try:
+        return path.relative_to(Path.cwd().absolute()).as_posix()
+    except ValueError:
+        return path.name
 
 
 def _fail(ref: str, problem: str) -> InvalidParameterError:
     return InvalidParameterError(f"--with {ref}: {problem}")
 
 
+def _is_file(where: str) -> bool:
+    return where.endswith(".py") or "/" in where or "\\" in where
+
+
+def _exec_file(ref: str, path: Path, digest: str) -> Any:
+    name = "repro_user_method_" + digest[:16]
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception as exc:  # noqa: BLE001 - the user's code: say what failed, in one line
+        sys.modules.pop(name, None)
+        raise _fail(ref, f"importing the file failed: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
 def _load_module(ref: str, where: str) -> tuple[Any, Path]:
-    if where.endswith(".py") or "/" in where or "\\" in where:
+    if _is_file(where):
         path = Path(where).expanduser().absolute()
         if not path.is_file():
-            raise _fail(ref, f"no such file {str(path)!r}; give a .py file or an importable module:Class.")
-        name = "repro_user_method_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)  # type: ignore[union-attr]
-        except Exception as exc:  # noqa: BLE001 - the user's code: say what failed, in one line
-            sys.modules.pop(name, None)
-            raise _fail(ref, f"importing the file failed: {type(exc).__name__}: {exc}") from exc
-        return module, path
+            raise _fail(ref, f"no such file {where!r}; give a .py file or an importable module:Class.")
+        return _exec_file(ref, path, hashlib.sha256(path.read_bytes()).hexdigest()), path
     try:
         module = importlib.import_module(where)
     except Exception as exc:  # noqa: BLE001
@@ -122,21 +169,47 @@ def load_user_method(ref: str) -> UserMethod:
                              + (f" ({names}); name one: {where}:Class." if found else "; the file must define one."))
         cls = found[0]
     guarantee = _check_class(ref, cls)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    location = str(path) if where.endswith(".py") or "/" in where else where
-    return UserMethod(name=cls.__name__ + _SUFFIX, ref=f"{location}:{cls.__name__}@{digest}", cls=cls,
-                      guarantee=guarantee)
+    source = path.read_bytes()
+    digest = hashlib.sha256(source).hexdigest()
+    is_file = _is_file(where)
+    method = UserMethod(name=cls.__name__ + _SUFFIX, ref=f"{_shown(where, path if is_file else None)}:{cls.__name__}",
+                        key=f"{cls.__name__}@{digest}", cls=cls, guarantee=guarantee)
+    store = _store()
+    store.mkdir(parents=True, exist_ok=True)
+    if not (store / f"{digest}.py").is_file():
+        _write_atomic(store / f"{digest}.py", source)
+    meta = {"module": None if is_file else where, "ref": method.ref}
+    _write_atomic(store / f"{digest}.{cls.__name__}.json", json.dumps(meta).encode())
+    _LOADED[method.key] = method
+    return method
+
+
+#: methods loaded in this process, by identity
+_LOADED: dict[str, UserMethod] = {}
 
 
 @functools.lru_cache(maxsize=8)
-def resolve(ref: str) -> UserMethod:
-    """The user method a trial's ``with`` value names, reloaded in the worker; the code must be unchanged."""
-    target, _, digest = ref.rpartition("@")
-    method = load_user_method(target)
-    if method.ref != ref:
-        raise InvalidParameterError(f"--with {target}: the code changed during the run (sha256 {digest[:12]}…); "
-                                    "run again.")
-    return method
+def resolve(key: str) -> UserMethod:
+    """The user method a trial's ``with`` value (``Class@sha256``) names: the one loaded in this process, or (in
+    a worker) the stored copy of the hashed bytes (a module is imported by name and its hash checked)."""
+    if key in _LOADED:
+        return _LOADED[key]
+    cls_name, _, digest = key.rpartition("@")
+    meta_path, code_path = _store() / f"{digest}.{cls_name}.json", _store() / f"{digest}.py"
+    if not (cls_name and meta_path.is_file() and code_path.is_file()):
+        raise InvalidParameterError(f"--with: no loaded method {key[:len(cls_name) + 13]}…; run again with --with "
+                                    "FILE.py or module:Class.")
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    if meta["module"] is not None:
+        method = load_user_method(f"{meta['module']}:{cls_name}")
+        if method.key != key:
+            raise InvalidParameterError(f"--with {meta['module']}:{cls_name}: the code changed during the run "
+                                        f"(sha256 {digest[:12]}…); run again.")
+        return method
+    module = _exec_file(meta["ref"], code_path, digest)
+    cls = getattr(module, cls_name)
+    return UserMethod(name=cls_name + _SUFFIX, ref=meta["ref"], key=key, cls=cls,
+                      guarantee=_check_class(meta["ref"], cls))
 
 
 def with_user_method(spec: ExperimentSpec, method: UserMethod) -> ExperimentSpec:
@@ -145,7 +218,7 @@ def with_user_method(spec: ExperimentSpec, method: UserMethod) -> ExperimentSpec
     A file that lists ``cells`` gets one more cell; a file whose grid has a ``method`` axis gets its methods
     as cells (the rest of the grid is crossed with them as before) plus the user's.
     """
-    user_cell = {"method": method.name, USER_KEY: method.ref}
+    user_cell = {"method": method.name, USER_KEY: method.key}
     profiles = dict(spec.profiles)
     grid = dict(spec.grid or {})
     top_methods = grid.pop("method", None)
@@ -166,11 +239,11 @@ def with_user_method(spec: ExperimentSpec, method: UserMethod) -> ExperimentSpec
     return dataclasses.replace(spec, grid=grid or None, cells=cells, profiles=profiles)
 
 
-def fit_predict(ref: str, X_train: np.ndarray, y_train: np.ndarray, s_train: np.ndarray, X_test: np.ndarray,
+def fit_predict(key: str, X_train: np.ndarray, y_train: np.ndarray, s_train: np.ndarray, X_test: np.ndarray,
                 *, random_state: int, epsilon: float, delta: float) -> tuple[UserMethod, np.ndarray, Guarantee]:
     """Train the user's method on one split and predict the test rows (its 0/1 labels); returns the method,
     the predictions and its guarantee at the cell's budget, labelled *declared by the user*."""
-    method = resolve(ref)
+    method = resolve(key)
     init = inspect.signature(method.cls.__init__).parameters
     kwargs: dict[str, Any] = {"random_state": random_state}
     kwargs.update({k: v for k, v in (("epsilon", epsilon), ("delta", delta)) if k in init})

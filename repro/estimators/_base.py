@@ -7,6 +7,7 @@ this module turns scikit-learn inputs into exactly that, once per ``fit``.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 
 import numpy as np
@@ -15,8 +16,23 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from repro.errors import InvalidParameterError
+from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label
 
-__all__ = ["FairClassifierBase", "as_generator"]
+__all__ = ["FairClassifierBase", "as_generator", "fitted_guarantee"]
+
+
+def fitted_guarantee(declared: Guarantee, **changes) -> Guarantee:
+    """The guarantee a learner declares (``learners.*.guarantee``) as an estimator's fit earns it.
+
+    The one way the estimators differ from the studies: they use ``X`` as given and standardise nothing, so
+    the learner's feature-standardisation caveat (:data:`STANDARDISED_FEATURES`, a property of the studies'
+    data pipeline) is dropped; whatever preprocessing the caller did is the caller's. A public-statistics
+    label with no caveat left is *accounted*. ``changes`` go to :func:`dataclasses.replace`, only where an
+    estimator really differs from its learner (said at the call)."""
+    parts = [c for c in (p.strip() for p in declared.caveat.split(";")) if c and c != STANDARDISED_FEATURES]
+    caveat = "; ".join(parts)
+    label = Label.ACCOUNTED if declared.label is Label.PUBLIC_STATISTICS and not caveat else declared.label
+    return dataclasses.replace(declared, **{"caveat": caveat, "label": label, **changes})
 
 
 def as_generator(random_state: int | np.random.Generator | None) -> np.random.Generator:

@@ -6,8 +6,10 @@
   (:func:`train_jagielski_2019`, one bound B), a uniform mixture of the learner's iterates.
 
 δ = 1/n² unless given, clip 1, lr 0.1, batch 1024 as ``studies/dpfermi/tradeoff_figures``.
-Labels (issue 14): Tran and PF-LD are **nominal** (the penalty couples the samples of a batch, so
-per-sample clipping does not bound the sensitivity); Jagielski is accounted with the cell sizes public.
+Guarantees are the learners' own declarations (``learners.baselines.*.guarantee``, read through
+:func:`repro.estimators._base.fitted_guarantee`): Tran and PF-LD are **nominal** (the penalty couples the
+samples of a batch, so per-sample clipping does not bound the sensitivity); Jagielski is accounted with
+the cell sizes public.
 """
 
 from __future__ import annotations
@@ -17,15 +19,24 @@ import math
 import numpy as np
 
 from repro.errors import InvalidParameterError
-from repro.estimators._base import FairClassifierBase, LinearFairClassifierBase, as_generator
-from repro.learners.baselines import train_jagielski_2019, train_pf_ld, train_tran_2021a
+from repro.estimators._base import (
+    FairClassifierBase,
+    LinearFairClassifierBase,
+    as_generator,
+    fitted_guarantee,
+)
+from repro.learners.baselines import (
+    jagielski_2019,
+    pf_ld,
+    train_jagielski_2019,
+    train_pf_ld,
+    train_tran_2021a,
+    tran_2021a,
+)
 from repro.privacy.accounting import dp_sgd_epsilon, epsilon
-from repro.privacy.guarantee import NON_PRIVATE, Guarantee, Label, Neighbouring
+from repro.privacy.guarantee import NON_PRIVATE
 
 __all__ = ["Tran2021aClassifier", "PFLDClassifier", "Jagielski2019Classifier"]
-
-_COUPLING = ("the fairness penalty couples the samples of a batch (group means), so per-sample clipping "
-             "does not bound the sensitivity; eps is the accountant's for plain DP-SGD")
 
 
 def _delta(delta: float | None, n: int) -> float:
@@ -72,10 +83,9 @@ class Tran2021aClassifier(LinearFairClassifierBase):
                                rng=as_generator(self.random_state))
         self._set_model(res.models[0])
         self.noise_multiplier_, self.steps_ = res.noise_multiplier, res.steps
-        self.privacy_guarantee_ = NON_PRIVATE if res.noise_multiplier == 0 else Guarantee(
-            dp_sgd_epsilon(res.noise_multiplier, res.sampling_probability, res.steps, delta), delta,
-            Label.NOMINAL, Neighbouring.ADD_OR_REMOVE_ONE, caveat=_COUPLING,
-            accountant="PLD (dp_accounting), Poisson-subsampled Gaussian")
+        self.privacy_guarantee_ = NON_PRIVATE if res.noise_multiplier == 0 else fitted_guarantee(
+            tran_2021a.guarantee(dp_sgd_epsilon(res.noise_multiplier, res.sampling_probability, res.steps, delta),
+                                 delta))
         return self
 
 
@@ -116,10 +126,8 @@ class PFLDClassifier(LinearFairClassifierBase):
         self.multipliers_ = res.multipliers
         self.noise_multiplier_, self.dual_noise_multiplier_ = res.noise_multiplier, res.dual_noise_multiplier
         self.steps_ = res.steps
-        self.privacy_guarantee_ = NON_PRIVATE if res.event is None else Guarantee(
-            epsilon(res.event, delta, accountant="rdp"), delta, Label.NOMINAL, Neighbouring.ADD_OR_REMOVE_ONE,
-            caveat=_COUPLING + "; the cell sizes of the dual step are treated as public",
-            accountant="RDP (dp_accounting): subsampled Gaussian primal + Gaussian dual releases")
+        self.privacy_guarantee_ = NON_PRIVATE if res.event is None else fitted_guarantee(
+            pf_ld.guarantee(epsilon(res.event, delta, accountant="rdp"), delta))
         return self
 
 
@@ -166,10 +174,8 @@ class Jagielski2019Classifier(FairClassifierBase):
         self.iterates_ = res.iterates
         self.noise_multiplier_ = res.noise_multiplier
         self.laplace_epsilon_per_round_ = res.laplace_epsilon_per_round
-        self.privacy_guarantee_ = NON_PRIVATE if res.event is None or math.isinf(eps) else Guarantee(
-            epsilon(res.event, delta), delta, Label.PUBLIC_STATISTICS, Neighbouring.ADD_OR_REMOVE_ONE,
-            protects="all features", caveat="the (a, y) cell sizes are treated as public",
-            accountant="PLD (dp_accounting): subsampled Gaussian learner + Laplace auditor")
+        self.privacy_guarantee_ = NON_PRIVATE if res.event is None or math.isinf(eps) else fitted_guarantee(
+            jagielski_2019.guarantee(epsilon(res.event, delta), delta))
         return self
 
     def predict_proba(self, X, *, sensitive_features=None) -> np.ndarray:

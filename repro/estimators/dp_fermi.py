@@ -19,12 +19,13 @@ Both strict variants treat P̂_S (the group shares used by the ERMI) as public: 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
 from repro.errors import InvalidParameterError
-from repro.estimators._base import LinearFairClassifierBase, as_generator
+from repro.estimators._base import LinearFairClassifierBase, as_generator, fitted_guarantee
 from repro.learners.dp_fermi import (
     REFERENCE,
     STRICT_ALL_FEATURES,
@@ -37,7 +38,7 @@ from repro.learners.dp_fermi import (
 from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
 from repro.privacy.accounting import epsilon, opacus_sampling
 from repro.privacy.dpfermi_noise import accountant_epsilons, group_floor, theorem33_noise
-from repro.privacy.guarantee import NON_PRIVATE, Guarantee, Label, Neighbouring
+from repro.privacy.guarantee import NON_PRIVATE, Guarantee, Neighbouring
 
 __all__ = ["DPFermiClassifier", "VARIANTS"]
 
@@ -144,17 +145,18 @@ class DPFermiClassifier(LinearFairClassifierBase):
                               sigma_theta=noise.sigma_theta, sigma_w=noise.sigma_w)
         if math.isinf(eps):
             return cfg, NON_PRIVATE
+        # the engine's declaration; the estimator adds the joint ε the accountant gives under the formula's
+        # own assumptions and, with noise_scope="all", the wider scope that noise is calibrated for
+        declared = fitted_guarantee(dp_fermi_guarantee(cfg, eps, delta))
         joint = accountant_epsilons(n, steps, int(self.batch_size), eps, delta)["joint"]
-        scope = "the sensitive attribute" if self.noise_scope == "sensitive" else "every feature and the label"
-        caveat = ("the paper's noise formula, not a guarantee: minibatch (not per-sample) clipping, each block "
-                  f"(theta, W) calibrated to (eps, delta) alone; the RDP accountant gives the joint mechanism "
-                  f"eps = {joint:.3g} under the formula's own assumptions")
+        caveat = (f"{declared.caveat}; the RDP accountant gives the joint mechanism (theta, W) eps = {joint:.3g} "
+                  "under the formula's own assumptions")
         if not noise.conditions.ok:
             caveat += "; Theorem 3.3's conditions fail at these (n, T, m, eps)"
-        relation = (Neighbouring.REPLACE_SENSITIVE_ATTRIBUTE if self.noise_scope == "sensitive"
-                    else Neighbouring.REPLACE_ONE)
-        return cfg, Guarantee(eps, delta, Label.NOMINAL, relation, protects=scope, caveat=caveat,
-                              accountant="paper formula (Theorem 3.3)")
+        if self.noise_scope == "sensitive":
+            return cfg, dataclasses.replace(declared, caveat=caveat)
+        return cfg, dataclasses.replace(declared, caveat=caveat, relation=Neighbouring.REPLACE_ONE,
+                                        protects="every feature and the label")
 
     def _strict(self, n: int, eps: float, delta: float, base: dict) -> tuple[DPFermiConfig, Guarantee]:
         """Noise calibrated by the engine's own accountant for its privacy mode (exact strict accountant for
@@ -169,4 +171,4 @@ class DPFermiClassifier(LinearFairClassifierBase):
         cfg = engine.with_(**changes)
         if z == 0.0:
             return cfg, NON_PRIVATE
-        return cfg, dp_fermi_guarantee(cfg, epsilon(privacy_event(cfg, z, q, steps), delta), delta)
+        return cfg, fitted_guarantee(dp_fermi_guarantee(cfg, epsilon(privacy_event(cfg, z, q, steps), delta), delta))

@@ -13,21 +13,21 @@ import math
 import numpy as np
 
 from repro.errors import InvalidParameterError
-from repro.estimators._base import LinearFairClassifierBase, as_generator
+from repro.estimators._base import LinearFairClassifierBase, as_generator, fitted_guarantee
+from repro.learners.dp_sgd import guarantee as learner_guarantee
 from repro.learners.dp_sgd import train_dp_sgd_logistic
 from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_epsilon, opacus_sampling
-from repro.privacy.guarantee import NON_PRIVATE, Guarantee, Label, Neighbouring
+from repro.privacy.guarantee import NON_PRIVATE, Guarantee
 
 __all__ = ["DPSGDLogisticClassifier", "dp_sgd_guarantee"]
 
 
 def dp_sgd_guarantee(noise_multiplier: float, q: float, steps: int, delta: float) -> Guarantee:
-    """Accounted (ε, δ) of DP-SGD with (σ/C, q, T): PLD accountant, add/remove-one, every feature and the label."""
+    """Accounted (ε, δ) of DP-SGD with (σ/C, q, T): :func:`repro.learners.dp_sgd.guarantee` at the PLD ε of
+    these (σ/C, q, T), without the studies' standardisation caveat (:func:`fitted_guarantee`)."""
     if noise_multiplier == 0:
         return NON_PRIVATE
-    return Guarantee(dp_sgd_epsilon(noise_multiplier, q, steps, delta), delta, Label.ACCOUNTED,
-                     Neighbouring.ADD_OR_REMOVE_ONE, protects="every feature and the label",
-                     accountant="PLD (dp_accounting), Poisson-subsampled Gaussian")
+    return fitted_guarantee(learner_guarantee(dp_sgd_epsilon(noise_multiplier, q, steps, delta), delta))
 
 
 class DPSGDLogisticClassifier(LinearFairClassifierBase):

@@ -10,13 +10,14 @@ perturbed).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from repro.errors import InvalidParameterError
 from repro.estimators._base import FairClassifierBase, as_generator
 from repro.fairness.data_fairness import group_stats
-from repro.privacy.guarantee import NON_PRIVATE, Guarantee, Label, Neighbouring
+from repro.privacy.guarantee import NON_PRIVATE, Guarantee
 from repro.privacy.ldp_mechanisms import (
     grr_matrix,
     ldp_epsilon,
@@ -26,11 +27,14 @@ from repro.privacy.ldp_mechanisms import (
     subset_selection,
     zeta_min,
 )
+from repro.privacy.ldp_mechanisms import guarantee as ldp_guarantee
 
 __all__ = ["LDPLightGBMClassifier", "MECHANISMS"]
 
 MECHANISMS = ("OPT", "GRR", "SS", "none")
 _PROTECTS = "each training record's sensitive attribute (features and labels are used as they are)"
+#: what OPT's matrix is built from (Theorem 14: the minority group; problem (5.5.9): P(A), P(Y=1|A)), all of fit's data
+_OPT_STATISTICS = "the training data's group statistics (the minority group; for k > 2 P(A) and P(Y=1|A))"
 
 
 class LDPLightGBMClassifier(FairClassifierBase):
@@ -120,19 +124,16 @@ class LDPLightGBMClassifier(FairClassifierBase):
         return self
 
     def _guarantee(self, eps: float) -> Guarantee:
+        """:func:`repro.privacy.ldp_mechanisms.guarantee` at the matrix's exact ε; the estimator names what it
+        protects more precisely (the training records' attribute; the test rows are not perturbed)."""
         if self.mechanism == "none" or math.isinf(eps):
             return NON_PRIVATE
         if self.mechanism == "SS":
-            return Guarantee(eps, 0.0, Label.ACCOUNTED, Neighbouring.LOCAL, protects=_PROTECTS,
-                             accountant="Subset Selection (exact)")
+            return replace(ldp_guarantee(eps), protects=_PROTECTS, accountant="Subset Selection (exact)")
         eps_matrix = ldp_epsilon(self.mechanism_matrix_)
         if self.mechanism == "GRR":
-            return Guarantee(eps_matrix, 0.0, Label.ACCOUNTED, Neighbouring.LOCAL, protects=_PROTECTS,
-                             accountant="max log-ratio of the mechanism matrix")
-        return Guarantee(eps_matrix, 0.0, Label.PUBLIC_STATISTICS, Neighbouring.LOCAL, protects=_PROTECTS,
-                         caveat=("the mechanism is chosen from group statistics of the data (the minority group; "
-                                 "for k > 2 P(A) and P(Y=1|A)), treated as public"),
-                         accountant="max log-ratio of the mechanism matrix")
+            return replace(ldp_guarantee(eps_matrix), protects=_PROTECTS)
+        return replace(ldp_guarantee(eps_matrix, statistics=_OPT_STATISTICS), protects=_PROTECTS)
 
     def _design(self, X, sensitive_features) -> np.ndarray:
         X, a = self._predict_inputs(X, sensitive_features)

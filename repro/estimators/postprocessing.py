@@ -12,6 +12,7 @@ P(Ŷ = 1 | h(x), a).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 
 import numpy as np
@@ -20,12 +21,10 @@ from sklearn.utils.validation import check_is_fitted
 from repro.errors import InvalidParameterError
 from repro.estimators._base import FairClassifierBase, as_generator
 from repro.fairness.private_postprocessing import algorithm2, apply_rule
-from repro.privacy.guarantee import Guarantee, Label, Neighbouring
+from repro.fairness.private_postprocessing import guarantee as postprocessing_guarantee
+from repro.privacy.guarantee import NON_PRIVATE, Guarantee, Label, compose
 
 __all__ = ["PrivatePostProcessingClassifier"]
-
-_CAVEAT = ("the group sizes n0, n1 of the post-processing set are treated as public (the Laplace scales "
-           "1/(n_a eps_a) assume them fixed); eps adds the base model's eps and eps0 + eps1 (basic composition)")
 
 
 class PrivatePostProcessingClassifier(FairClassifierBase):
@@ -82,17 +81,18 @@ class PrivatePostProcessingClassifier(FairClassifierBase):
         return self
 
     def _guarantee(self) -> Guarantee:
+        """The base's guarantee composed (basic composition) with Algorithm 2's own
+        (:func:`repro.fairness.private_postprocessing.guarantee`), in the base's relation and scope."""
         base = getattr(self.estimator, "privacy_guarantee_", None)
-        eps_pp = float(self.eps0) + float(self.eps1)
+        step = postprocessing_guarantee(float(self.eps0), float(self.eps1))
         if base is None:
-            return Guarantee(math.inf, 0.0, Label.NOMINAL, Neighbouring.ADD_OR_REMOVE_ONE,
-                             caveat="the base estimator declares no privacy_guarantee_; only the post-processing "
-                                    f"step is private (eps0 + eps1 = {eps_pp:g}), " + _CAVEAT,
-                             accountant="basic composition")
-        label = Label.PUBLIC_STATISTICS if base.label in (Label.ACCOUNTED, Label.PUBLIC_STATISTICS) else base.label
-        caveat = "; ".join(c for c in (base.caveat, _CAVEAT) if c)
-        return Guarantee(base.epsilon + eps_pp, base.delta, label, base.relation, protects=base.protects,
-                         caveat=caveat, accountant=f"{base.accountant} + Laplace, basic composition".strip(" +"))
+            return dataclasses.replace(
+                step, epsilon=math.inf, label=Label.NOMINAL,
+                caveat=f"the base estimator declares no privacy_guarantee_; only the post-processing step is private "
+                       f"(eps0 + eps1 = {step.epsilon:g}); {step.caveat}")
+        if base.label is Label.NON_PRIVATE:  # compose() skips non-private parts; end to end there is no claim
+            return NON_PRIVATE
+        return compose(base, step, relation=base.relation, protects=base.protects)
 
     def _rule_inputs(self, X, sensitive_features) -> tuple[np.ndarray, np.ndarray]:
         X, s = self._predict_inputs(X, sensitive_features)

@@ -49,12 +49,13 @@ __all__ = [
 def guarantee(epsilon: float, delta: float) -> Guarantee:
     """Private-Fair-Greedy's regression statistics (tree mechanism at :func:`gaussian_tree_sigma`) at (ε, δ),
     replace one user's context and reward (spec §3.2). Public-statistics caveat: σ is calibrated to L̃, the
-    data's largest ‖[x; y]‖, which is a statistic of the private data and is not enforced by clipping (issue 21;
+    data's largest ‖[x; y]‖, which is a statistic of the private data; the policy clips every observed [x; y]
+    to it, so the sensitivity the σ assumes holds (issue 21;
     ``repro.bandits.environments``, ``repro.bandits.policies``)."""
     return Guarantee(epsilon, delta, Label.PUBLIC_STATISTICS, Neighbouring.REPLACE_ONE,
                      protects="each user's context and reward", accountant="Gaussian tree mechanism (paper's sigma)",
-                     caveat="the norm bound L-tilde is the data's largest norm (treated as public), not enforced "
-                            "by clipping")
+                     caveat="the norm bound L-tilde is the data's largest norm (treated as public); observations "
+                            "are clipped to it")
 
 
 def _check_eps_delta(epsilon: float, delta: float) -> None:

@@ -198,3 +198,30 @@ def test_true_ranks_are_pool_ecdf(small_env) -> None:
     ranks = env.true_ranks(r)
     n = env.n_per_group
     np.testing.assert_allclose(ranks, np.array([[1 / n] * 4, [11 / n] * 4, [1.0] * 4]))
+
+
+def test_private_fair_greedy_clips_each_observation_to_L_tilde(small_env) -> None:
+    """Issue 21: the tree's σ assumes ‖[x; y]‖ ≤ L̃, so the policy enforces it: a longer [x; y] enters the tree
+    scaled to norm L̃ (exactly what feeding the clipped vector gives), a shorter one unchanged."""
+    env = small_env
+    L = 2.0
+    kw = dict(epsilon=15.0, delta=0.1, alpha_eps=0.9, alpha_delta=0.9, L_tilde=L, variant="paper",
+              rng=np.random.default_rng(0), rank_normals=np.zeros((40, env.n_arms)))
+    x = np.full(env.dim, 3.0 / math.sqrt(env.dim))  # ‖x‖ = 3 > L
+    big = PrivateFairGreedy(env.n_arms, env.dim, 40, reg_rng=np.random.default_rng(1), **kw)
+    clipped = PrivateFairGreedy(env.n_arms, env.dim, 40, reg_rng=np.random.default_rng(1), **kw)
+    a = np.append(x, 4.0)
+    a_clip = a * (L / np.linalg.norm(a))
+    big._feed(x, 4.0)
+    clipped._feed(a_clip[:-1], float(a_clip[-1]))
+    np.testing.assert_array_equal(big.tree.release(), clipped.tree.release())
+    assert (big.clipped, clipped.clipped) == (1, 0)
+    small = np.full(env.dim, 0.5 / math.sqrt(env.dim))
+    p = PrivateFairGreedy(env.n_arms, env.dim, 40, reg_rng=np.random.default_rng(1), **kw)
+    q = PrivateFairGreedy(env.n_arms, env.dim, 40, reg_rng=np.random.default_rng(1), **kw)
+    p._feed(small, 0.5)
+    q.tree.update(np.outer(np.append(small, 0.5), np.append(small, 0.5)))
+    np.testing.assert_array_equal(p.tree.release(), q.tree.release())
+    assert p.clipped == 0
+    with pytest.raises(InvalidParameterError, match="L_tilde"):
+        PrivateFairGreedy(env.n_arms, env.dim, 40, reg_rng=np.random.default_rng(1), **{**kw, "L_tilde": 0.0})

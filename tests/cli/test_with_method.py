@@ -91,6 +91,17 @@ def test_thesis_table_with_my_method(data_env: Path, legends: list[str]) -> None
     edited = CliRunner().invoke(main, ["run", "thesis-table-3.1", "--with", str(method), "--seeds", "1",
                                        "--set", "data=authors"])
     assert "(5 cached)" in edited.output
+    # identity is the code's hash and class, not the path: a moved file is the same trials, and no machine path
+    # reaches the results (issue 24 follow-up)
+    moved = data_env / "elsewhere" / "renamed.py"
+    moved.parent.mkdir()
+    shutil.move(method, moved)
+    again = CliRunner().invoke(main, ["run", "thesis-table-3.1", "--with", str(moved), "--seeds", "1",
+                                      "--set", "data=authors"])
+    assert "(6 cached)" in again.output
+    for path in directory.rglob("*"):
+        if path.is_file() and path.suffix in (".csv", ".json", ".md"):
+            assert str(data_env) not in path.read_text(encoding="utf-8"), path.name
 
 
 @pytest.mark.data

@@ -21,8 +21,46 @@ def test_example_loads_with_its_code_hash() -> None:
 
     m = load_user_method(str(EXAMPLE))
     assert m.name == "OutputPerturbationLogisticRegression (yours)"
-    assert m.ref.endswith("@" + hashlib.sha256(EXAMPLE.read_bytes()).hexdigest())
+    assert m.key == "OutputPerturbationLogisticRegression@" + hashlib.sha256(EXAMPLE.read_bytes()).hexdigest()
     assert m.guarantee.relation is Neighbouring.REPLACE_ONE
+
+
+def test_identity_is_the_code_hash_and_class_never_the_files_path(tmp_path, monkeypatch) -> None:
+    """Issue 24 follow-up: the cell's ``with`` value (cache key, trials.csv) is ``Class@sha256``; a moved file is the
+    same method, outputs show the path relative to the current directory, and a worker that never loaded the
+    file finds the hashed code by its identity."""
+    import shutil
+
+    import repro.engine.user_method as um
+
+    monkeypatch.setenv("REPRO_USER_METHOD_STORE", str(tmp_path / "store"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b" / "deeper").mkdir(parents=True)
+    shutil.copy(EXAMPLE, tmp_path / "a" / "mine.py")
+    shutil.copy(EXAMPLE, tmp_path / "b" / "deeper" / "moved.py")
+    first = load_user_method(str(tmp_path / "a" / "mine.py"))
+    moved = load_user_method("b/deeper/moved.py:OutputPerturbationLogisticRegression")
+    assert first.key == moved.key and str(tmp_path) not in first.key
+    outside = tmp_path / "outside.py"
+    shutil.copy(EXAMPLE, outside)
+    monkeypatch.chdir(tmp_path / "a")
+    assert load_user_method(str(outside)).ref == "outside.py:OutputPerturbationLogisticRegression"  # no ../ path
+    monkeypatch.chdir(tmp_path)
+    assert (first.ref, moved.ref) == ("a/mine.py:OutputPerturbationLogisticRegression",
+                                      "b/deeper/moved.py:OutputPerturbationLogisticRegression")
+    spec = with_user_method(load_experiment(ROOT / "experiments" / "thesis-table-3.1.toml"), first)
+    assert {c[USER_KEY] for c in spec.expand_cells("smoke") if USER_KEY in c} == {first.key}
+    # a fresh worker: nothing loaded in-process, the original file gone
+    monkeypatch.setattr(um, "_LOADED", {})
+    um.resolve.cache_clear()
+    shutil.rmtree(tmp_path / "a")
+    shutil.rmtree(tmp_path / "b")
+    again = um.resolve(first.key)
+    assert again.key == first.key and again.cls.__name__ == "OutputPerturbationLogisticRegression"
+    um.resolve.cache_clear()
+    with pytest.raises(InvalidParameterError, match="no loaded method"):
+        um.resolve("Other@" + "0" * 64)
 
 
 def test_user_cell_is_crossed_with_the_grid_and_keeps_the_seed_label() -> None:
@@ -35,7 +73,7 @@ def test_user_cell_is_crossed_with_the_grid_and_keeps_the_seed_label() -> None:
         assert len(after) == len(before) + len(mine) and mine
         key = lambda c: (c["method"], format_setting(c))  # noqa: E731
         assert sorted(map(key, before)) == sorted(key(c) for c in after if c["method"] != m.name)
-        assert all(c[USER_KEY] == m.ref for c in mine)
+        assert all(c[USER_KEY] == m.key for c in mine)
         others = {format_setting(c) for c in before}
         assert {format_setting(c) for c in mine} <= others  # same settings (and seeds) as the paper's
         if n_methods:
@@ -48,8 +86,8 @@ def test_fit_predict_passes_the_budget_and_relabels_the_guarantee() -> None:
     X = rng.standard_normal((400, 3))
     y = (X[:, 0] > 0).astype(int)
     s = rng.integers(0, 2, 400)
-    _, pred, g = fit_predict(m.ref, X, y, s, X, random_state=7, epsilon=50.0, delta=1e-5)
-    _, pred2, _ = fit_predict(m.ref, X, y, s, X, random_state=7, epsilon=50.0, delta=1e-5)
+    _, pred, g = fit_predict(m.key, X, y, s, X, random_state=7, epsilon=50.0, delta=1e-5)
+    _, pred2, _ = fit_predict(m.key, X, y, s, X, random_state=7, epsilon=50.0, delta=1e-5)
     np.testing.assert_array_equal(pred, pred2)  # the int random_state makes it reproducible
     assert (pred == y).mean() > 0.9  # ε = 50: little noise on a separable problem
     assert g.epsilon == 50.0 and g.delta == 0.0 and g.label is Label.USER_DECLARED  # no delta in __init__
@@ -76,6 +114,6 @@ def test_module_class_reference_and_bad_reference(tmp_path, monkeypatch) -> None
         "class OutputPerturbationLogisticRegression", "class LabMethod"), encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     m = load_user_method("my_lab_methods:LabMethod")
-    assert m.name == "LabMethod (yours)" and m.ref.startswith("my_lab_methods:LabMethod@")
+    assert m.name == "LabMethod (yours)" and m.ref == "my_lab_methods:LabMethod" and m.key.startswith("LabMethod@")
     with pytest.raises(InvalidParameterError, match="expected FILE.py"):
         load_user_method(":Cls")

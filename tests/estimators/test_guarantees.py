@@ -156,3 +156,38 @@ def test_pf_ld_and_jagielski_report_their_accountants_epsilon_for_the_fit():
     g = jag.privacy_guarantee_
     assert g.label is Label.PUBLIC_STATISTICS and "cell sizes" in g.caveat
     assert g.epsilon == accountant_epsilon(jag.result_.event, 1 / 200**2) and g.epsilon <= 1.0
+
+
+def test_estimators_read_the_learners_declarations_instead_of_restating_them():
+    """Written once (issue 20 item 4): an estimator's guarantee is its learner's declaration (minus the studies'
+    standardisation caveat: an estimator standardises nothing), never a Guarantee built in repro/estimators."""
+    from pathlib import Path
+
+    import repro.estimators as pkg
+    from repro.estimators import Jagielski2019Classifier, PFLDClassifier, Tran2021aClassifier
+    from repro.estimators._base import fitted_guarantee
+    from repro.fairness.private_postprocessing import guarantee as pp_guarantee
+    from repro.learners import dp_sgd
+    from repro.learners.baselines import jagielski_2019, pf_ld, tran_2021a
+    from repro.privacy.guarantee import STANDARDISED_FEATURES
+
+    for path in Path(pkg.__file__).parent.glob("*.py"):
+        assert "Guarantee(" not in path.read_text(encoding="utf-8"), f"{path.name} builds its own Guarantee"
+    X, y, s = _data(n=200)
+    kw = dict(epsilon=1.0, batch_size=100, random_state=0)
+    fits = [(Tran2021aClassifier(epochs=1, **kw), tran_2021a.guarantee),
+            (PFLDClassifier(epochs=1, **kw), pf_ld.guarantee),
+            (Jagielski2019Classifier(rounds=2, learner_epochs=1, **kw), jagielski_2019.guarantee),
+            (DPSGDLogisticClassifier(epochs=1, delta=1e-5, **kw), dp_sgd.guarantee)]
+    for est, declared in fits:
+        g = est.fit(X, y, sensitive_features=s).privacy_guarantee_
+        learner = declared(g.epsilon, g.delta)
+        assert g == fitted_guarantee(learner), type(est).__name__
+        assert (g.relation, g.protects, g.accountant) == (learner.relation, learner.protects, learner.accountant)
+        assert STANDARDISED_FEATURES not in g.caveat and g.caveat in learner.caveat
+    assert fits[-1][0].privacy_guarantee_.label is Label.ACCOUNTED  # DP-SGD: only the standardisation caveat
+    base = fits[-1][0]
+    pp = PrivatePostProcessingClassifier(estimator=base, eps0=0.1, eps1=0.2, random_state=0).fit(X, y, sensitive_features=s)
+    step = pp_guarantee(0.1, 0.2)
+    assert step.caveat in pp.privacy_guarantee_.caveat and step.accountant in pp.privacy_guarantee_.accountant
+    assert pp.privacy_guarantee_.epsilon == pytest.approx(base.privacy_guarantee_.epsilon + 0.3, abs=1e-12)

@@ -34,12 +34,12 @@ from dataclasses import dataclass
 
 import dp_accounting as dpa
 import numpy as np
-from dp_accounting import rdp
 
 from repro.errors import InvalidParameterError
 from repro.learners.baselines._dpsgd import BatchedModels, cell_layout, train_batched_dp_sgd
 from repro.learners.logistic import LogisticModel, sigmoid
 from repro.privacy.accounting import dp_sgd_event
+from repro.privacy.accounting import epsilon as accounted_epsilon
 from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
 
 __all__ = ["PFLDResult", "train_pf_ld", "pf_ld_event", "calibrate_pf_ld", "guarantee"]
@@ -82,16 +82,27 @@ def pf_ld_event(z: float, q: float, steps: int, dual_steps: int, z_dual: float) 
                                 dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(z_dual), int(dual_steps))])
 
 
-def _calibrate(make_event, epsilon: float, delta: float) -> float:
-    return float(dpa.calibrate_dp_mechanism(
-        rdp.RdpAccountant, make_event, float(epsilon), float(delta),
-        bracket_interval=dpa.LowerEndpointAndGuess(0.05, 1.0), tol=1e-4))
+def _calibrate(make_event, target: float, delta: float, *, rtol: float = 1e-5) -> float:
+    """Smallest multiplier (to a relative ``rtol``) whose event has ε ≤ ``target`` at ``delta`` under the project's
+    RDP accountant (:func:`repro.privacy.accounting.epsilon`, integer orders), the ε the run reports."""
+    def eps(z: float) -> float:
+        return accounted_epsilon(make_event(z), delta, accountant="rdp")
+
+    lo, hi = 0.05, 1.0
+    while eps(hi) > target:
+        lo, hi = hi, 2.0 * hi
+    while eps(lo) <= target and lo > 1e-6:
+        hi, lo = lo, 0.5 * lo
+    while hi - lo > rtol * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if eps(mid) <= target else (mid, hi)
+    return float(hi)
 
 
 @functools.lru_cache(maxsize=128)
 def calibrate_pf_ld(epsilon: float, delta: float, q: float, steps: int, dual_steps: int,
                     dual_share: float = 0.2) -> tuple[float, float]:
-    """(z, z_dual) making :func:`pf_ld_event` (ε, δ)-DP under the RDP accountant ((0, 0) for ε = ∞).
+    """(z, z_dual) making :func:`pf_ld_event` (ε, δ)-DP under the project's RDP accountant ((0, 0) for ε = ∞).
 
     The dual releases alone are calibrated to (dual_share·ε, δ); the primal multiplier z is then
     the smallest making the composition (ε, δ)-DP. RDP rather than PLD: the PLD of un-subsampled

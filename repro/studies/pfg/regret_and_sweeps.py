@@ -15,7 +15,10 @@ Parameters (experiment TOML ``[params]``; override with ``--set key=value``):
     Horizon, pool size per group, the fixed problem stream (42 as in the code), reward noise
     scale (0.2), λ for Fair-Greedy/OFUL (0.01), OFUL's exploration coefficient (0.01).
 ``L_tilde``
-    0 = computed from the data (the code's rule); > 0 overrides (21.6746 = the authors' value).
+    0 = computed from the data (the code's rule); > 0 overrides (21.6746 = the authors' value). Private-Fair-
+    Greedy clips every observed [x; y] to norm L̃ (the authors' code does not; on the smoke profile it never
+    fires), so the tree's sensitivity holds; L̃ from the data stays a public-statistics caveat. The
+    ``pfg_calibration`` table counts the clipped observations of seed 0 (``clipped_observations``).
 ``policies``
     Subset of OFUL, FairGreedy, PrivateFairGreedy, Random, Oracle.
 ``epsilon``, ``delta``, ``alpha_eps``, ``alpha_delta``, ``sweep``, ``sweep_values``
@@ -220,7 +223,8 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
             calib.append({
                 **cfg, "variant": variant, "epsilon_reg": s.epsilon_reg, "delta_reg": s.delta_reg,
                 "epsilon_rank": s.epsilon_rank, "delta_rank": s.delta_rank, "epsilon_spent": s.epsilon_spent,
-                "delta_spent": s.delta_spent, "m": pol.m, "L_tilde": L_used, "sigma_noise": pol.sigma_noise,
+                "delta_spent": s.delta_spent, "m": pol.m, "L_tilde": L_used, "clipped_observations": pol.clipped,
+                "sigma_noise": pol.sigma_noise,
                 "gamma": pol.gamma, "rho_rank": pol.rho_rank, "rank_c": pol.rank_c,
                 "sigma_rank_at_half_T": pol.rank_c / (T - 1 - (T - 2) // 2),
                 "rank_eps_bs16": tm.zcdp_to_dp_epsilon(pol.rho_rank, s.delta_rank),

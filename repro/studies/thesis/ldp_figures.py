@@ -16,6 +16,12 @@ its own cell (fitted once per repetition, not per ε or mechanism). The fit goes
 (tested), without the wrapper's model copy, the row/column-wise timing test, or scoring repeated
 one-hot test rows twice; the boosting itself is ≈ 80 % of a trial (benchmarks/README.md).
 
+Privacy labels (issue 21, "Labelling gaps"): each record carries the label and caveat of its mechanism's ε
+from :func:`repro.privacy.ldp_mechanisms.guarantee` (:func:`mechanism_guarantee`): GRR and Subset
+Selection are *accounted* (exact, data-independent); OPT carries the *public-statistics caveat*, since its
+matrix is built from data: Theorem 14 (k = 2) from the training split's minority group, problem (5.5.9)
+(k > 2) from the full table's P(A) and P(Y = 1 | A), test rows included.
+
 Variants: ``reference`` (ζ = 1, the authors' code; decision L1) and ``zeta-min`` (ζ = ζ_min + 1e-6,
 the thesis text). They differ only for non-binary OPT.
 
@@ -35,6 +41,7 @@ from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.data_fairness import delta, delta_prime, group_stats
 from repro.fairness.metrics import eo_gap, eo_signed, sp_gap, sp_signed
+from repro.privacy.guarantee import NON_PRIVATE, Guarantee
 from repro.privacy.ldp_mechanisms import (
     grr_matrix,
     optimal_binary_matrix,
@@ -43,12 +50,32 @@ from repro.privacy.ldp_mechanisms import (
     subset_selection,
     zeta_min,
 )
+from repro.privacy.ldp_mechanisms import guarantee as ldp_guarantee
 
-VERSION = "1"
+VERSION = "2"
 
 METHODS = ("OPT", "GRR", "SS")
 BASELINE = "non-private"
 ZETA_MARGIN = 1e-6
+#: non-metric value columns of a record: the label and caveat of the mechanism's ε
+VALUES = ("eps_label", "eps_caveat")
+
+#: the data statistics an OPT matrix is built from (treated as public), by k = 2 / k > 2
+OPT_STATISTICS = {
+    True: "the training split's minority group (Theorem 14)",
+    False: "the full table's P(A) and P(Y=1|A), test rows included (problem (5.5.9))",
+}
+
+
+def mechanism_guarantee(method: str, epsilon: float, k: int) -> Guarantee:
+    """What ``method`` at ``epsilon`` promises each training record's attribute (module docstring)."""
+    if method == BASELINE:
+        return NON_PRIVATE
+    if method == "OPT":
+        return ldp_guarantee(epsilon, statistics=OPT_STATISTICS[k == 2])
+    if method in METHODS:
+        return ldp_guarantee(epsilon)
+    raise InvalidParameterError(f"method must be one of {(*METHODS, BASELINE)}; got {method!r}")
 
 # dataset -> (label column, attributes, loader path)
 _DATASETS = {
@@ -218,8 +245,9 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     y_train, y_test = data["y"][train], data["y"][test]
 
     opt_matrix = None
-    record: dict[str, Any] = {"method": method}
     epsilon = float(params["epsilon"]) if method != BASELINE else math.nan
+    guarantee = mechanism_guarantee(method, epsilon if method != BASELINE else math.inf, k)
+    record: dict[str, Any] = {"method": method, "eps_label": guarantee.label.value, "eps_caveat": guarantee.caveat}
     if method == "OPT":
         if k == 2:
             counts = np.bincount(a_train, minlength=2)

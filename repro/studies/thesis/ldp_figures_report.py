@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["curves", "plot", "report_markdown", "trend_checks"]
+__all__ = ["curves", "plot", "privacy_lines", "report_markdown", "trend_checks"]
 
 METHODS = ("OPT", "GRR", "SS")
 BASELINE = "non-private"
@@ -221,11 +221,27 @@ def trend_checks(bundle: Any) -> list[tuple[str, str, bool]]:
     return out
 
 
+def privacy_lines(bundle: Any) -> list[str]:
+    """One line per mechanism: the label (and caveat) of its ε as the trials recorded it (``eps_label``,
+    ``eps_caveat``; from :func:`repro.privacy.ldp_mechanisms.guarantee`)."""
+    t = bundle.trials
+    if "eps_label" not in t:
+        return ["", "Privacy labels: not recorded in these results (run them again to record each ε's label)."]
+    caveats = t["eps_caveat"] if "eps_caveat" in t else pd.Series("", index=t.index)
+    seen = pd.DataFrame({"method": t["method"], "label": t["eps_label"], "caveat": caveats.fillna("")})
+    lines = ["", "Privacy of each mechanism's ε (local DP of each training record's sensitive attribute):", ""]
+    for method in [*METHODS, BASELINE]:
+        rows = seen[seen["method"] == method].drop_duplicates(["label", "caveat"])
+        for label, caveat in rows[["label", "caveat"]].itertuples(index=False):
+            lines.append(f"- {method}: *{label}*" + (f" — {caveat}" if caveat else ""))
+    return lines
+
+
 def report_markdown(bundle: Any) -> str:
     """Trend-by-trend verdicts of the figure pair (spec §7 'Claimed trends')."""
     checks = trend_checks(bundle)
     if not checks:
-        return "No ε values in these results; no trend can be checked."
+        return "\n".join(["No ε values in these results; no trend can be checked.", *privacy_lines(bundle)])
     data = bundle.trials
     lines = [f"Claimed trends (spec §7), from {int(data['repetition'].nunique())} seeds "
              f"(profile {bundle.profile}, variant {bundle.variant}):", ""]
@@ -240,4 +256,5 @@ def report_markdown(bundle: Any) -> str:
         lines += ["", f"Context: data unfairness Δ (Definition 10) of the perturbed training set at ε = {eps[-1]:g}: "
                   f"{', '.join(parts)} (original data {base:.4f}). The mechanisms act on the data; the "
                   "classifier's gaps also depend on how well the other features reveal the attribute."]
+    lines += privacy_lines(bundle)
     return "\n".join(lines)

@@ -6,6 +6,7 @@ Spec: ../shared/specs/seed-003-thesis.md §6.1, §7 ("Claimed trends"), L6.
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -90,3 +91,58 @@ def test_trend_checks_nonbinary_threshold() -> None:
     thr = [v for c, v in checks.items() if "beyond a threshold" in c and "SP" in c][0]
     assert thr[1] and "threshold ε = 1" in thr[0]
     assert all(ok for c, (_, ok) in checks.items() if "small ε" in c or "very similar" in c)
+
+
+def _fake_prepared(n: int, k: int, seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    a = rng.choice(k, size=n, p=np.r_[0.7, np.full(k - 1, 0.3 / (k - 1))])
+    y = (rng.random(n) < 0.3 + 0.1 * (a == 0)).astype(np.int64)
+    x = np.eye(3, dtype=np.float32)[rng.integers(0, 3, n)]
+    from repro.fairness.data_fairness import group_stats
+
+    p, p1, py = group_stats(a, y, k)
+    return {"x": x, "a": a, "y": y, "k": k, "p": p, "p1": p1, "py": py, "source": "fake", "features": ["f"]}
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_records_carry_each_mechanisms_privacy_label_and_the_report_shows_it(monkeypatch, k: int) -> None:
+    """Issue 21: OPT's matrix is built from data (Theorem 14: the training split's minority group; (5.5.9): the
+    full table's P(A), P(Y=1|A)), so its ε carries the public-statistics caveat; GRR and SS are accounted. The
+    labels come from repro.privacy.ldp_mechanisms.guarantee, are declared VALUES and reach the report."""
+    from repro.engine.identity import TrialKey
+    from repro.engine.runner import declared_outputs
+    from repro.engine.spec import load_experiment
+    from repro.engine.trial import TrialContext
+    from repro.privacy.ldp_mechanisms import guarantee
+    from repro.studies.thesis import ldp_figures, ldp_figures_report
+
+    data = _fake_prepared(600, k)
+    monkeypatch.setattr(ldp_figures, "prepared", lambda *args, **kw: data)
+    ldp_figures._nonbinary_opt.cache_clear()
+    base = dict(dataset="adult", attribute="gender" if k == 2 else "race", data_source="auto", n_estimators=5,
+                max_depth=3, learning_rate=0.1, test_size=0.2, subsample=1.0, variant="reference")
+    rows = []
+    for method, eps in (("non-private", None), ("OPT", 1.0), ("GRR", 1.0), ("SS", 1.0)):
+        cell = {"method": method, **({} if eps is None else {"epsilon": eps})}
+        out = ldp_figures.run_trial({**base, **cell}, TrialContext(TrialKey.of("thesis-fig-test", cell)))
+        rows += [{**r, "epsilon": eps, "repetition": 0} for r in out.records]
+    ldp_figures._nonbinary_opt.cache_clear()
+    by = {r["method"]: r for r in rows}
+    opt = guarantee(1.0, statistics=ldp_figures.OPT_STATISTICS[k == 2])
+    assert (by["OPT"]["eps_label"], by["OPT"]["eps_caveat"]) == (opt.label.value, opt.caveat)
+    assert by["OPT"]["eps_label"] == "public-statistics caveat"
+    assert ("training split's minority group" if k == 2 else "full table") in by["OPT"]["eps_caveat"]
+    for m in ("GRR", "SS"):
+        assert (by[m]["eps_label"], by[m]["eps_caveat"]) == ("accounted", "")
+    assert by["non-private"]["eps_label"] == "non-private"
+    spec = load_experiment(Path(__file__).parents[3] / "experiments" / "thesis-fig-5.1.toml")
+    outputs = declared_outputs(spec)
+    assert {"eps_label", "eps_caveat"} <= set(outputs.values)
+    allowed = set(spec.metric_names) | set(outputs.values) | set(base) | {"method", "epsilon", "repetition", "zeta"}
+    assert all(set(r) <= allowed for r in rows)
+    bundle = _bundle(rows, "adult", k)
+    text = "\n".join(ldp_figures_report.privacy_lines(bundle))
+    assert f"- OPT: *public-statistics caveat* — {opt.caveat}" in text and "- GRR: *accounted*" in text
+    assert "- SS: *accounted*" in text and "- non-private: *non-private*" in text
+    assert text in ldp_figures_report.report_markdown(bundle)
+    assert "not recorded" in "\n".join(ldp_figures_report.privacy_lines(_bundle(_rows({}), "adult", k)))
