@@ -13,7 +13,7 @@ from repro.engine.runner import RunConfig, group_tasks, plan_trials, run_experim
 from repro.engine.spec import load_experiment
 from repro.errors import TrialFailedError
 
-FIXTURE = Path(__file__).parents[1] / "fixtures" / "experiments" / "toy-batched.toml"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "batched" / "toy-batched.toml"
 
 
 @pytest.fixture
