@@ -4,6 +4,13 @@ A trial is one (cell, repetition) of an experiment's grid under one profile and 
 result depends only on its params and its seed, which is derived from names (never from order),
 so results are bit-identical with 1 or N workers. Completed trials are cached as soon as they
 arrive; failures are reported and never cached; a killed run resumes from the cache.
+
+Batched trials (issue #23): a study module may define ``batch_key(params, context)`` and
+``run_trials(params_list, contexts) -> list[TrialOutput]``. Pending trials whose ``batch_key`` is
+equal (and not ``None``) are handed to one ``run_trials`` call in the plan's order; each trial still
+draws from its own ``context.rng()``, is cached and written on its own, and must come out with the
+bytes of its one-at-a-time ``run_trial``. A batch shares one worker, so a key should group a few
+trials (e.g. the λ cells of one repetition), not the whole experiment.
 """
 
 from __future__ import annotations
@@ -175,9 +182,63 @@ def _execute(task: TrialTask) -> tuple[int, bool, Any, float, dict[str, int]]:
     return task.index, ok, value, time.perf_counter() - start, dict(caught)
 
 
-def _run_pending(pending: list[TrialTask], config: RunConfig
-                 ) -> Iterator[tuple[int, bool, Any, float, dict[str, int]]]:
-    return run_tasks(_execute, pending, backend=config.backend, jobs=config.jobs)
+ExecResult = tuple[int, bool, Any, float, dict[str, int]]
+
+
+def group_tasks(pending: list[TrialTask]) -> list[list[TrialTask]]:
+    """Pending trials in batches: those of a study with ``run_trials`` and an equal, non-``None``
+    ``batch_key`` share one batch; every other trial is a batch of one. Batches keep the plan's
+    order (of their first trial, and within)."""
+    groups: dict[Any, list[TrialTask]] = {}
+    order: list[list[TrialTask]] = []
+    for task in pending:
+        module = importlib.import_module(task.module)
+        key_fn = getattr(module, "batch_key", None)
+        key = key_fn(dict(task.params), task.context) if (key_fn and hasattr(module, "run_trials")) else None
+        if key is None:
+            order.append([task])
+            continue
+        group = groups.get((task.module, key))
+        if group is None:
+            group = groups[(task.module, key)] = []
+            order.append(group)
+        group.append(task)
+    return order
+
+
+def _execute_batch(batch: list[TrialTask]) -> list[ExecResult]:
+    """Run a batch of trials (see :func:`group_tasks`); never raises.
+
+    One trial runs as :func:`_execute`. Several go to the study's ``run_trials`` in one call under the
+    same thread pinning; each gets the batch's seconds divided by its size, and a failure fails every
+    trial of the batch (none is cached). The batch's warnings are counted once, on its first trial.
+    """
+    if len(batch) == 1:
+        return [_execute(batch[0])]
+    start = time.perf_counter()
+    with capture_warnings() as caught:
+        try:
+            module = importlib.import_module(batch[0].module)
+            with single_threaded():
+                outs = module.run_trials([dict(t.params) for t in batch], [t.context for t in batch])
+            outs = list(outs)
+            if len(outs) != len(batch):
+                raise TrialFailedError(f"study {batch[0].module!r}: run_trials returned {len(outs)} outputs "
+                                       f"for {len(batch)} trials")
+            values = [(True, TrialOutput.coerce(o)) for o in outs]
+        except ReproError as exc:
+            values = [(False, (traceback.format_exc(), exc))] * len(batch)
+        except Exception:  # noqa: BLE001 - reported to the user with its traceback
+            values = [(False, (traceback.format_exc(), None))] * len(batch)
+    seconds = (time.perf_counter() - start) / len(batch)
+    counts = dict(caught)
+    return [(task.index, ok, value, seconds, counts if i == 0 else {})
+            for i, (task, (ok, value)) in enumerate(zip(batch, values, strict=True))]
+
+
+def _run_pending(pending: list[TrialTask], config: RunConfig) -> Iterator[ExecResult]:
+    for results in run_tasks(_execute_batch, group_tasks(pending), backend=config.backend, jobs=config.jobs):
+        yield from results
 
 
 def _valid_entry(value: Any) -> bool:

@@ -1,7 +1,8 @@
 """Every registered experiment runs under its smoke profile and writes complete results.
 
 Experiments that need datasets use the data mirror (``REPRO_DATA_MIRROR``); without it they skip,
-except under ``CI=true`` where they must run.
+except under ``CI=true`` where they must run. The cheapest experiment of each study module is also
+rerun at ``--jobs 2`` and compared with this ``--jobs 1`` run (``repro._testing.identity``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from repro._testing.identity import assert_identical, checked_in_smoke
 from repro.engine.results import ResultBundle, report_hook, write_results
 from repro.engine.runner import RunConfig, run_experiment
 from repro.engine.spec import load_all
@@ -34,6 +36,9 @@ def test_smoke_profile_runs(experiment_id: str, tmp_path: Path, monkeypatch: pyt
         request.getfixturevalue("data_mirror")
         monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path / "data"))
     outcome = run_experiment(spec, RunConfig(profile="smoke", out=tmp_path, jobs=1))
+    if checked_in_smoke(experiment_id):  # --jobs 2 gives the same bytes (the identity test's check)
+        assert_identical(outcome, run_experiment(spec, RunConfig(profile="smoke", out=tmp_path / "j2", jobs=2,
+                                                                 use_cache=False)))
     directory = write_results(outcome, command=f"repro run {experiment_id}", dataset_sha256={})
     bundle = ResultBundle.load(spec, directory)
     assert not bundle.summary.empty
