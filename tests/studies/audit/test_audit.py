@@ -14,9 +14,14 @@ from click.testing import CliRunner
 from repro.cli import main
 from repro.cli.audit import resolve_names
 from repro.errors import InvalidParameterError
+from repro.fairness.private_postprocessing import guarantee as alg2_guarantee
+from repro.learners.baselines import tran_2021a
+from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
+from repro.privacy.guarantee import Label, Neighbouring
 from repro.privacy.strict_accountant import strict_epsilon
 from repro.studies.audit import bounds as bd
 from repro.studies.audit import mechanisms as mc
+from repro.theory import expmech_learner, fairnr
 
 EXPERIMENTS = Path(__file__).resolve().parents[3] / "experiments"
 
@@ -113,12 +118,27 @@ STRICT_RUNS = 6_000
 
 def test_nominal_baselines_never_fail_and_verdicts() -> None:
     t = mc.audit_tran_2021a(200, np.random.default_rng(6))
-    assert t.label == "nominal" and t.verdict in ("no violation found", "nominal: exceeded")
-    assert math.isnan(t.achievable_epsilon)
-    beaten = mc.AuditResult("x", 1.0, 0.0, 1.0, "", 2.0, 0.95, 10, label="nominal")
+    assert t.label is Label.NOMINAL and t.verdict in ("no violation found", "nominal: exceeded")
+    assert math.isnan(t.achievable_epsilon) and t.claimed_epsilon == 2.0     # group privacy of the declared ε = 1
+    beaten = mc.AuditResult("x", tran_2021a.guarantee(1.0, 0.0), 1.0, "", 2.0, 0.95, 10)
     assert beaten.verdict == "nominal: exceeded"
-    assert mc.AuditResult("x", 1.0, 0.0, 1.0, "", 2.0, 0.95, 10).verdict == "violated"
-    assert mc.AuditResult("x", 1.0, 0.0, 1.0, "", 0.5, 0.95, 10, broken=True).verdict == "CONTROL NOT FLAGGED"
+    assert mc.AuditResult("x", dp_sgd_guarantee(1.0, 0.0), 1.0, "", 2.0, 0.95, 10).verdict == "violated"
+    assert mc.AuditResult("x", fairnr.guarantee("corrected", 1.0, 0.0), 1.0, "", 2.0, 0.95, 10).verdict == "violated"
+    bad = mc.AuditResult("x", fairnr.guarantee("corrected", 1.0, 0.0), 1.0, "", 0.5, 0.95, 10, broken=True)
+    assert bad.verdict == "CONTROL NOT FLAGGED"
+
+
+def test_labels_come_from_the_declared_guarantees() -> None:
+    """Issue 21 item 3: every audited claim is the mechanism's own declared guarantee (its label and ε), and
+    the verdict helpers compare Label members (the text read back from audit.csv included)."""
+    assert mc.audit_laplace_step(50, np.random.default_rng(0)).label is alg2_guarantee(1.0, 1.0).label
+    assert mc.audit_dp_fermi_strict(2, np.random.default_rng(0)).claim.relation is \
+        Neighbouring.REPLACE_SENSITIVE_ATTRIBUTE
+    assert mc.audit_expmech(0, np.random.default_rng(0)).claim == expmech_learner.guarantee(1.0, 64)
+    assert mc.MECHANISMS["ldp-grr"].run(50, np.random.default_rng(0)).label is Label.ACCOUNTED
+    assert mc.MECHANISMS["ldp-optimal-5.5.9"].run(50, np.random.default_rng(0)).label is Label.PUBLIC_STATISTICS
+    assert mc.is_nominal("nominal") and not mc.is_nominal(Label.ACCOUNTED)
+    assert mc.fails_when_violated("public-statistics caveat") and not mc.fails_when_violated(Label.NOMINAL)
 
 
 # ---------------------------------------------------------------------------- the command
@@ -182,11 +202,11 @@ def test_figure_is_paper_ready(tmp_path, monkeypatch) -> None:
 
     rows = []
     for name in mc.MECHANISMS:
-        r = mc.AuditResult(name, 1.0, 1e-3, 1.0 if name[:3] != "tra" else math.nan, "x", 1.0, 0.95, 10,
-                           label="nominal" if name in ("tran-2021a", "pf-ld") else "accounted")
+        claim = (tran_2021a.guarantee if name in ("tran-2021a", "pf-ld") else dp_sgd_guarantee)(1.0, 1e-3)
+        r = mc.AuditResult(name, claim, 1.0 if name[:3] != "tra" else math.nan, "x", 1.0, 0.95, 10)
         rows.append(ma.table_row(r, "claimed"))
         if mc.MECHANISMS[name].control:
-            rows.append(ma.table_row(mc.AuditResult(name, 1.0, 1e-3, 2.0, "x", 1.9, 0.95, 10, broken=True), "broken"))
+            rows.append(ma.table_row(mc.AuditResult(name, claim, 2.0, "x", 1.9, 0.95, 10, broken=True), "broken"))
 
     class Bundle:
         profile = "full"
