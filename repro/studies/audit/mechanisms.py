@@ -696,7 +696,7 @@ MECHANISMS: dict[str, Mechanism] = {
     "dp-sgd": Mechanism(audit_dp_sgd, {"smoke": 5_000, "full": 30_000}, "noise multiplier halved"),
     "dp-fermi-strict": Mechanism(audit_dp_fermi_strict, {"smoke": 600, "full": 6_000},
                                  "old amplified accounting (defect 1)"),
-    "dp-fermi-strict-all": Mechanism(audit_dp_fermi_strict_all, {"smoke": 1_000, "full": 12_000},
+    "dp-fermi-strict-all": Mechanism(audit_dp_fermi_strict_all, {"smoke": 1_000, "full": 30_000},
                                      "noise multiplier halved"),
     "ldp-grr": Mechanism(_ldp("ldp-grr"), {"smoke": 2_000, "full": 50_000}, _LDP_CONTROL),
     "ldp-binary-thm14": Mechanism(_ldp("ldp-binary-thm14"), {"smoke": 2_000, "full": 50_000}, _LDP_CONTROL),
