@@ -101,7 +101,7 @@ def test_strict_all_flags_too_little_noise() -> None:
     bad = mc.audit_dp_fermi_strict_all(runs, np.random.default_rng(2), broken=True)
     assert bad.verdict == "control flagged" and bad.audited_epsilon > 1.2 * bad.claimed_epsilon, bad
     ok = mc.audit_dp_fermi_strict_all(runs, np.random.default_rng(2))
-    assert ok.verdict == "no violation found" and ok.ratio > 0.45, ok      # 0.59 at seed 1 (12,000 runs)
+    assert ok.verdict == "no violation found" and ok.ratio > 0.5, ok       # full profile (seed 0): 0.76
     assert ok.achievable_epsilon == pytest.approx(1.0, rel=1e-2)         # q = 1: the PLD claim is exact
 
 
