@@ -19,8 +19,6 @@ from repro.cli._common import results_root
 from repro.errors import InvalidParameterError
 
 _ALL = "all"
-#: labels whose violated claim makes ``repro audit`` exit with status 1
-FAILING_LABELS = ("accounted", "public-statistics caveat")
 
 
 def resolve_names(names: tuple[str, ...], mechanisms: list[str]) -> list[str]:
@@ -71,6 +69,7 @@ def audit(names: tuple[str, ...], profile: str, seed: int, out: Path | None, job
     from repro.engine.results import ResultBundle, check_output_dir, report_hook, write_results
     from repro.engine.runner import RunConfig, run_experiment
     from repro.engine.spec import get_experiment
+    from repro.studies.audit.mechanisms import fails_when_violated
 
     spec = get_experiment("audit")
     every = list(spec.grid["mechanism"])
@@ -90,6 +89,7 @@ def audit(names: tuple[str, ...], profile: str, seed: int, out: Path | None, job
         why = ("smoke profile: too few runs for them; --profile full runs enough" if profile == "smoke"
                else "the audit could not fail there")
         click.echo(f"warning: broken control(s) not flagged: {missed} ({why})", err=True)
-    violated = (table["instance"] == "claimed") & (table["verdict"] == "violated") & table["label"].isin(FAILING_LABELS)
+    violated = ((table["instance"] == "claimed") & (table["verdict"] == "violated")
+                & table["label"].map(fails_when_violated))
     if violated.any():
         raise SystemExit(1)

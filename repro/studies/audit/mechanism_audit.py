@@ -24,7 +24,7 @@ TABLE_COLUMNS = ("mechanism", "instance", "label", "claimed_epsilon", "delta", "
 
 def table_row(r: AuditResult, instance: str) -> dict[str, Any]:
     """One row of the ``audit`` table."""
-    return {"mechanism": r.mechanism, "instance": instance, "label": r.label, "claimed_epsilon": r.claimed_epsilon,
+    return {"mechanism": r.mechanism, "instance": instance, "label": r.label.value, "claimed_epsilon": r.claimed_epsilon,
             "delta": r.delta, "achievable_epsilon": r.achievable_epsilon, "achievable_how": r.achievable_how,
             "audited_epsilon": r.audited_epsilon, "ratio": r.ratio, "confidence": r.confidence, "method": r.method,
             "runs_per_side": r.runs_per_side, "verdict": r.verdict, "control": MECHANISMS[r.mechanism].control,

@@ -10,14 +10,19 @@ import pandas as pd
 
 from repro.engine.results import ResultBundle
 from repro.plotting import new_figure, save_figure
-from repro.studies.audit.mechanisms import MECHANISMS, NOMINAL
-
-#: labels whose violated claim fails `repro audit` (as in repro.cli.audit)
-FAILING_LABELS = ("accounted", "public-statistics caveat")
+from repro.privacy.guarantee import Label
+from repro.studies.audit.mechanisms import MECHANISMS, fails_when_violated, is_nominal
 
 
 def _fmt(v: float) -> str:
     return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else ("∞" if math.isinf(v) else f"{v:.3f}")
+
+
+def _short_label(label: Label | str) -> str:
+    """Tick-label text: the nominal or accounted label's text, a star marking the public-statistics caveat."""
+    if is_nominal(label):
+        return Label.NOMINAL.value
+    return Label.ACCOUNTED.value + ("*" if Label(label) is Label.PUBLIC_STATISTICS else "")
 
 
 def combined_rows(table: pd.DataFrame) -> list[dict[str, object]]:
@@ -30,7 +35,7 @@ def combined_rows(table: pd.DataFrame) -> list[dict[str, object]]:
         c = claimed.iloc[0]
         broken = table[(table["mechanism"] == name) & (table["instance"] == "broken")]
         if broken.empty:
-            control = "no control (nominal)" if c["label"] == NOMINAL else "not run"
+            control = "no control (nominal)" if is_nominal(c["label"]) else "not run"
             control_eps = math.nan
         else:
             b = broken.iloc[0]
@@ -61,7 +66,7 @@ def report_markdown(bundle: ResultBundle) -> str:
     rows = combined_rows(bundle.table("audit"))
     violated = [r["mechanism"] for r in rows if r["verdict"] == "violated"]
     missed = [r["mechanism"] for r in rows if str(r["control"]).startswith("NOT FLAGGED")]
-    weak = [r["mechanism"] for r in rows if r["label"] in FAILING_LABELS and r["ratio"] < 0.5]
+    weak = [r["mechanism"] for r in rows if fails_when_violated(r["label"]) and r["ratio"] < 0.5]
     lines = [markdown_table(rows), ""]
     lines.append(f"Violated accounted / public-statistics claims: {', '.join(violated) or 'none'}. "
                  f"Broken controls not flagged: {', '.join(missed) or 'none'}. "
@@ -87,13 +92,12 @@ def plot(bundle: ResultBundle, outdir: Path) -> list[Path]:
         ax.plot([-0.04 * right, right], [yi, yi], color="0.9", lw=0.6, zorder=0)
         if math.isfinite(r["achievable"]):
             ax.plot(r["achievable"] / r["claimed"], yi, "D", color="0.45", markersize=5, markerfacecolor="none")
-        colour = "tab:red" if r["verdict"] == "violated" else ("tab:orange" if r["label"] == NOMINAL else "tab:blue")
+        colour = "tab:red" if r["verdict"] == "violated" else ("tab:orange" if is_nominal(r["label"]) else "tab:blue")
         ax.plot(min(r["ratio"], right), yi, "o", color=colour, markersize=6)
         if math.isfinite(r["control_epsilon"]):
             ax.plot(min(r["control_epsilon"] / r["claimed"], right), yi, "x", color="tab:red", markersize=6, mew=1.5)
     ax.set_yticks(y)
-    ax.set_yticklabels([f"{r['mechanism']} ({'nominal' if r['label'] == NOMINAL else 'accounted'}"
-                        f"{'*' if r['label'] == 'public-statistics caveat' else ''})" for r in rows])
+    ax.set_yticklabels([f"{r['mechanism']} ({_short_label(r['label'])})" for r in rows])
     ax.set_xlim(-0.04 * right, right)   # a bound of 0 stays visible
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.set_xlabel("ε relative to the claimed ε (audited / claimed); * public-statistics caveat")

@@ -32,14 +32,18 @@ from scipy.special import expit
 
 from repro.bandits.policies import PrivateFairGreedy
 from repro.errors import InvalidParameterError
+from repro.fairness.private_postprocessing import guarantee as alg2_guarantee
 from repro.fairness.private_postprocessing import private_group_rates
-from repro.learners.baselines import train_pf_ld, train_tran_2021a
+from repro.learners import dp_fermi as fermi
+from repro.learners.baselines import pf_ld, train_pf_ld, train_tran_2021a, tran_2021a
 from repro.learners.dp_fermi import STRICT_ALL_FEATURES, STRICT_SENSITIVE, train_dp_fermi
+from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
 from repro.learners.dp_sgd import train_dp_sgd_logistic
 from repro.learners.logistic import torch_linear_init
 from repro.privacy import ldp_mechanisms as ldp
+from repro.privacy import tree_mechanism
 from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_epsilon, opacus_sampling
-from repro.privacy.guarantee import Label
+from repro.privacy.guarantee import Guarantee, Label
 from repro.privacy.strict_accountant import calibrate_strict_noise_multiplier, strict_epsilon
 from repro.privacy.tree_mechanism import TreeMechanism, gaussian_tree_sigma, tree_height
 from repro.studies.audit.bounds import (
@@ -51,7 +55,7 @@ from repro.studies.audit.bounds import (
 from repro.theory import expmech_learner as em
 from repro.theory import fairnr as fnr
 
-__all__ = ["AuditResult", "MECHANISMS", "GROUPS", "Mechanism", "audit"]
+__all__ = ["AuditResult", "MECHANISMS", "GROUPS", "Mechanism", "audit", "fails_when_violated", "is_nominal"]
 
 #: share of the runs that choose the threshold (a law fitted to them); the rest evaluate it
 SELECT = 0.2
@@ -59,25 +63,49 @@ SELECT = 0.2
 W_GAP = 0.3
 #: the Algorithm 1 control runs at this multiple of ε
 CONTROL_FACTOR_ALG1 = 10
-ACCOUNTED, NOMINAL, PUBLIC_STATISTICS = Label.ACCOUNTED.value, Label.NOMINAL.value, Label.PUBLIC_STATISTICS.value
+
+
+def is_nominal(label: Label | str) -> bool:
+    """Whether a recorded label (a :class:`Label` or its text, e.g. read back from audit.csv) is nominal."""
+    return Label(label) is Label.NOMINAL
+
+
+def fails_when_violated(label: Label | str) -> bool:
+    """Whether a beaten claim of this label is a violation (accounted or public-statistics caveat: the
+    accountant's promise), rather than a nominal formula exceeded."""
+    return Label(label) in (Label.ACCOUNTED, Label.PUBLIC_STATISTICS)
 
 
 @dataclass(frozen=True)
 class AuditResult:
-    """One audited instance: claimed (ε, δ) and label, achievable ε (and how), audited ε, verdict."""
+    """One audited instance: the claim (the mechanism's declared :class:`Guarantee` at the audited (ε, δ),
+    whose label it carries), achievable ε (and how), audited ε, verdict."""
 
     mechanism: str
-    claimed_epsilon: float
-    delta: float
+    claim: Guarantee
     achievable_epsilon: float
     achievable_how: str
     audited_epsilon: float
     confidence: float
     runs_per_side: int
-    label: str = ACCOUNTED
     method: str = "clopper-pearson"
     broken: bool = False
     note: str = ""
+
+    @property
+    def claimed_epsilon(self) -> float:
+        """The claimed ε (the declared guarantee's)."""
+        return self.claim.epsilon
+
+    @property
+    def delta(self) -> float:
+        """The claimed δ."""
+        return self.claim.delta
+
+    @property
+    def label(self) -> Label:
+        """The declared guarantee's label."""
+        return self.claim.label
 
     @property
     def exceeded(self) -> bool:
@@ -97,7 +125,7 @@ class AuditResult:
             return "control flagged" if self.exceeded else "CONTROL NOT FLAGGED"
         if not self.exceeded:
             return "no violation found"
-        return "nominal: exceeded" if self.label == NOMINAL else "violated"
+        return "violated" if fails_when_violated(self.label) else "nominal: exceeded"
 
 
 # ------------------------------------------------------------------------------------------ Algorithm 2
@@ -105,7 +133,7 @@ class AuditResult:
 
 def audit_laplace_step(runs: int, rng: np.random.Generator, *, broken: bool = False, eps0: float = 1.0,
                        n0: int = 20, alpha: float = 0.05) -> AuditResult:
-    """Algorithm 2's noisy rate α̃ = clip(ᾱ + Lap(1/(n₀ε₀))) (thesis §2.4): D has h = 0 on half of group 0,
+    """Algorithm 2's noisy rate (one group's step: claim ε₀ of Algorithm 2's declared guarantee) α̃ = clip(ᾱ + Lap(1/(n₀ε₀))) (thesis §2.4): D has h = 0 on half of group 0,
     D′ flips one of them to 1 (sensitivity 1/n₀). Threshold from Laplace fits to 20% of the runs;
     control: the noise scale halved (ε₀ passed as 2ε₀)."""
     a = np.r_[np.zeros(n0, dtype=int), np.ones(n0, dtype=int)]
@@ -118,7 +146,7 @@ def audit_laplace_step(runs: int, rng: np.random.Generator, *, broken: bool = Fa
         return np.array([private_group_rates(hh, a, eff, 1.0, rng=rng).alpha_tilde for _ in range(runs)])
 
     lb = threshold_audit(draws(h), draws(h1), 0.0, alpha, model="laplace", select=SELECT)
-    return AuditResult("laplace-step", eps0, 0.0, eff, "exact: Laplace shift 1/n₀ over scale 1/(n₀ε₀)", lb,
+    return AuditResult("laplace-step", alg2_guarantee(eps0, eps0).with_epsilon(eps0), eff, "exact: Laplace shift 1/n₀ over scale 1/(n₀ε₀)", lb,
                        1 - alpha, runs, broken=broken,
                        note=f"replace one h in group 0 (n0={n0}); threshold from a Laplace fit to 20% of the runs")
 
@@ -160,7 +188,7 @@ def audit_dp_sgd(runs: int, rng: np.random.Generator, *, broken: bool = False, e
         return out
 
     lb = threshold_audit(draws(X0, y0), draws(X1, y1), delta, alpha, model="gaussian", select=SELECT)
-    return AuditResult("dp-sgd", epsilon, delta, dp_sgd_epsilon(z_run, 1.0, T, delta),
+    return AuditResult("dp-sgd", dp_sgd_guarantee(epsilon, delta), dp_sgd_epsilon(z_run, 1.0, T, delta),
                        "PLD accountant at q = 1 (T Gaussian mechanisms: exact for add/remove)", lb, 1 - alpha,
                        runs, broken=broken,
                        note=f"add/remove canary; z={z:.3f} (run at {z_run:.3f}), q=1, T={T}, C={clip}, n={n}; "
@@ -178,6 +206,20 @@ def _fermi_canary_data(n: int, d: int, x_canary: float) -> tuple[np.ndarray, np.
     s = np.full(n, 2)
     s[:3] = [0, 0, 1]
     return X, np.zeros(n), s
+
+
+def strict_oracle_bound(z: float, q: float, T: int, delta: float, runs: int, rng: np.random.Generator, *,
+                        alpha: float = 0.05) -> float:
+    """What the best attack can certify with ``runs`` per side against the exact strict accountant's worst
+    case: the sampled count K ~ Bin(T, q) is revealed, each sampled step a Gaussian with μ = 1/z, so the
+    privacy-loss statistic is N(∓Kμ²/2, Kμ²) on D / D′; the same threshold audit as the attack's."""
+    mu = 1.0 / z
+
+    def loss(sign: float) -> np.ndarray:
+        k = rng.binomial(T, q, size=runs)
+        return sign * k * mu**2 / 2 + np.sqrt(k) * mu * rng.standard_normal(runs)
+
+    return threshold_audit(loss(-1.0), loss(1.0), delta, alpha, select=0.5)
 
 
 def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool = False, epsilon: float = 1.0,
@@ -270,51 +312,68 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
         return stat
 
     lb = threshold_audit(llr(s0), llr(s1), delta, alpha, model=model, select=0.5 if model is None else SELECT)
+    oracle = strict_oracle_bound(z, q, T, delta, runs, rng, alpha=alpha)
     how = "exact strict accountant (sampled-bit revealed; Binomial mixture of Gaussian compositions)"
-    return AuditResult("dp-fermi-strict", epsilon, delta, strict_epsilon(z, q, T, delta), how, lb, 1 - alpha, runs,
-                       label=PUBLIC_STATISTICS, broken=broken,
+    return AuditResult("dp-fermi-strict", fermi.guarantee(cfg, epsilon, delta), strict_epsilon(z, q, T, delta), how,
+                       lb, 1 - alpha, runs, broken=broken,
                        note=f"replace-one s of a canary with an unclipped part; z={z:.3f}"
                             f"{' (old amplified accounting, defect 1)' if broken else ''}, exact-accountant "
-                            f"z={z_exact:.3f}, q={q:.3g}, T={T}")
+                            f"z={z_exact:.3f}, q={q:.3g}, T={T}; an oracle attack that sees the exact privacy loss "
+                            f"reaches {oracle:.3f} at the same runs (the limit at this run count: ε lives in rare "
+                            f"multi-sample events)")
 
 
 def audit_dp_fermi_strict_all(runs: int, rng: np.random.Generator, *, broken: bool = False, epsilon: float = 1.0,
-                              n: int = 21, batch_size: int = 10, epochs: int = 2, lam: float = 0.01, d: int = 100,
-                              alpha: float = 0.05) -> AuditResult:
-    """DP-FERMI ``strict-all`` (STRICT_ALL_FEATURES: per-record clip of the joint (θ, W) gradient, Poisson
-    sampling) under add/remove of a canary (x = 5 in its own column, y = 0, group 0; the others have
-    x = 0). The statistic is the canary column's final weight change (the init is data-independent).
-    Calibrated as the study: z = calibrate_noise_multiplier(ε, 1/n², q, T); n and n + 1 give the same
-    (q, T) and divisor int(n·q) (n = 21, B = 10). Only the final iterate is observed, so the attack
-    cannot reach the accountant's ε of all iterates at q = 1/3. Control: the trainer runs at z/2.
+                              delta: float = 1e-3, n: int = 999, epochs: int = 2, lam: float = 0.01,
+                              x_canary: float = 100.0, alpha: float = 0.05) -> AuditResult:
+    """DP-FERMI ``strict-all`` (STRICT_ALL_FEATURES: per-record clip of the joint (θ, W) gradient to C, Poisson
+    sampling; seed-004 §4.4) under add/remove of a canary, DP-SGD-style: q = 1 (B = n + 1), so the PLD
+    accountant's ε is that of T Gaussian mechanisms, exact for add/remove; z is calibrated to (ε, δ).
+
+    d = 1: the n others have x = 0 (no θ gradient), groups and labels alternate (both groups and labels
+    present); the canary has x = 100, y = 0 (group 0). Only inits with θ₀ ≥ 0 are kept (the init is
+    data-independent; the DP guarantee holds given any init), so the canary's prediction F ≥ σ(b₀) and its
+    BCE gradient F·x ≥ 27 ≫ C: it is clipped to C at every step, with the share
+    x/√(x² + 1 + ‖∇_W‖²/coef²) ≥ 0.99 of its norm in θ₀ (its W part is ≤ 2/√p̂_S). At q = 1 every step
+    carries that same-sign shift, so the attacker observes every iterate (``on_step``) and sums the θ₀
+    updates, each ×(n + 1)/lr (the likelihood-ratio statistic up to that share; exactly Gaussian). The
+    expected-batch divisor is n on D and n + 1 on D′ (as the accountant, public). Control: z/2.
     """
-    q, T = opacus_sampling(n, batch_size, epochs)
-    if (q, T) != opacus_sampling(n + 1, batch_size, epochs) or int(n * q) != int((n + 1) * q):
-        raise InvalidParameterError(f"n = {n} and n + 1 give different (q, T, divisor) at batch size {batch_size}.")
-    delta = 1.0 / n**2
+    B = n + 1
+    q, T = opacus_sampling(n, B, epochs)
+    if (q, T) != (1.0, epochs) or (q, T) != opacus_sampling(n + 1, B, epochs):
+        raise InvalidParameterError(f"the strict-all audit needs q = 1 on n and n + 1 records; got {(q, T)}")
     z = calibrate_noise_multiplier(epsilon, delta, q, T)
     z_run = z / 2 if broken else z
-    cfg = STRICT_ALL_FEATURES.with_(lam=lam, batch_size=batch_size, epochs=epochs, noise_multiplier=z_run,
-                                    lr_theta=0.1, lr_w=0.01)
-    X0 = np.zeros((n, d))
+    cfg = STRICT_ALL_FEATURES.with_(lam=lam, batch_size=B, epochs=epochs, noise_multiplier=z_run, lr_theta=0.1,
+                                    lr_w=0.01)
+    X0 = np.zeros((n, 1))
     s0 = np.arange(n) % 2
     y0 = (np.arange(n) // 2) % 2
-    X1 = np.vstack([np.eye(1, d) * 5.0, X0])
+    X1 = np.vstack([[[x_canary]], X0])
     s1, y1 = np.r_[0, s0], np.r_[0, y0]
 
     def draws(X: np.ndarray, yy: np.ndarray, ss: np.ndarray) -> np.ndarray:
         out = np.empty(runs)
         for r in range(runs):
-            w0, _ = torch_linear_init(d, rng=copy.deepcopy(rng))
-            res = train_dp_fermi(X, yy, ss, cfg, rng=rng)
-            out[r] = -(res.model.w[0] - w0[0])
+            while True:  # keep inits with θ₀ ≥ 0 (data-independent): the canary's gradient is then clipped
+                state = rng.bit_generator.state
+                th0, _ = torch_linear_init(1, rng=rng)
+                if th0[0] >= 0:
+                    rng.bit_generator.state = state    # the trainer draws this init again
+                    break
+            steps = [float(th0[0])]
+            train_dp_fermi(X, yy, ss, cfg, rng=rng,
+                           on_step=lambda t, Th, b, Ws, steps=steps: steps.append(float(Th[0, 0, 0])))
+            out[r] = -float(np.sum(np.diff(steps))) * B / cfg.lr_theta
         return out
 
-    lb = threshold_audit(draws(X0, y0, s0), draws(X1, y1, s1), delta, alpha)
-    return AuditResult("dp-fermi-strict-all", epsilon, delta, dp_sgd_epsilon(z_run, q, T, delta),
-                       "PLD accountant (Poisson-subsampled Gaussian, all iterates)", lb, 1 - alpha, runs,
-                       label=PUBLIC_STATISTICS, broken=broken,
-                       note=f"add/remove canary, final iterate only; z={z:.3f} (run at {z_run:.3f}), q={q:.3g}, T={T}")
+    lb = threshold_audit(draws(X0, y0, s0), draws(X1, y1, s1), delta, alpha, model="gaussian", select=SELECT)
+    return AuditResult("dp-fermi-strict-all", fermi.guarantee(cfg, epsilon, delta), dp_sgd_epsilon(z_run, q, T, delta),
+                       "PLD accountant at q = 1 (T Gaussian mechanisms: exact for add/remove)", lb, 1 - alpha, runs,
+                       broken=broken,
+                       note=f"add/remove canary, every iterate observed; z={z:.3f} (run at {z_run:.3f}), q=1, "
+                            f"T={T}, C={cfg.clip_norm}, n={n}")
 
 
 # ------------------------------------------------------------------------------------------ LDP matrices
@@ -352,6 +411,12 @@ def _ldp_matrix(name: str, eps: float) -> np.ndarray:
     return ldp.optimal_nonbinary_matrix(_LDP_P, _LDP_P1, eps).matrix
 
 
+def _ldp_guarantee(name: str, epsilon: float) -> Guarantee:
+    """The matrix's declared guarantee; the §5.5.9 matrix is built from the (group, label) distribution."""
+    stats_used = "the (group, label) distribution p, p′" if name == "ldp-optimal-5.5.9" else ""
+    return ldp.guarantee(epsilon, statistics=stats_used)
+
+
 def _audit_ldp(name: str, runs: int, rng: np.random.Generator, *, broken: bool = False, epsilon: float = 1.0,
                alpha: float = 1e-6) -> AuditResult:
     """Exact ε of one LDP matrix (thesis Part II, seed-003 §5.1–§5.5) vs its claimed ε, and a sampling check
@@ -370,7 +435,7 @@ def _audit_ldp(name: str, runs: int, rng: np.random.Generator, *, broken: bool =
         for a in range(k):
             ok &= sampler_check(ldp.perturb(np.full(runs, a), Q, rng=rng), Q[a], alpha / k)
     exact = _ldp_exact(Q) if ok else math.inf
-    return AuditResult(name, epsilon, 0.0, exact, "exact: max log-ratio of the matrix", exact, 1.0, runs,
+    return AuditResult(name, _ldp_guarantee(name, epsilon), exact, "exact: max log-ratio of the matrix", exact, 1.0, runs,
                        method="exact", broken=broken,
                        note="sampler follows the matrix" if ok else "SAMPLER DOES NOT FOLLOW THE MATRIX")
 
@@ -406,7 +471,7 @@ def audit_tree_mechanism(runs: int, rng: np.random.Generator, *, broken: bool = 
         return out
 
     lb = threshold_audit(draws(a0), draws(a1), delta, alpha, model="gaussian", select=SELECT)
-    return AuditResult("pfg-tree-mechanism", epsilon, delta, gaussian_epsilon(math.sqrt(m) / sigma_run, delta),
+    return AuditResult("pfg-tree-mechanism", tree_mechanism.guarantee(epsilon, delta), gaussian_epsilon(math.sqrt(m) / sigma_run, delta),
                        "exact: Gaussian shift μ = √m/σ (Balle–Wang)", lb, 1 - alpha, runs, broken=broken,
                        note=f"sigma={sigma:.3g} (accountant; run at {sigma_run:.3g}); the paper's sigma "
                             f"{sigma_paper:.3g} gives eps {gaussian_epsilon(math.sqrt(m) / sigma_paper, delta):.3g}; "
@@ -444,7 +509,7 @@ def audit_rank_noise(runs: int, rng: np.random.Generator, *, broken: bool = Fals
     out_d, out_d1 = stat(0.0), stat(1.0)
     k = len(rounds)
     lb = threshold_audit(out_d, out_d1, d_rank, alpha, model="gaussian", select=SELECT)
-    return AuditResult("pfg-rank-noise", e_rank, d_rank, gaussian_epsilon(math.sqrt(k) / pol.rank_c, d_rank),
+    return AuditResult("pfg-rank-noise", tree_mechanism.guarantee(e_rank, d_rank), gaussian_epsilon(math.sqrt(k) / pol.rank_c, d_rank),
                        f"exact: {k} Gaussian releases, μ = √{k}/c", lb, 1 - alpha, runs, broken=broken,
                        note=f"policy's scores(); c={c:.3g} (accountant; run at {pol.rank_c:.3g}), zCDP c={c_paper:.3g}, "
                             f"T={horizon}")
@@ -453,25 +518,53 @@ def audit_rank_noise(runs: int, rng: np.random.Generator, *, broken: bool = Fals
 # ------------------------------------------------------------------------------------------ exponential mechanisms
 
 
-def audit_expmech(runs: int, rng: np.random.Generator, *, broken: bool = False, epsilon: float = 1.0, n: int = 64,
-                  k: int = 2) -> AuditResult:
-    """Algorithm 1 of Cummings et al. (seed-000-002 §3.7), exactly: output laws on a sampled dataset and on
-    every replace-one neighbour (:mod:`repro.theory.expmech_learner`); audited = achievable = the exact ε
-    at the claimed δ = e^{−√n} (claim: 2ε, Theorem 2). Control: the mechanism run at 10ε (its Laplace scale
-    and exp-mech sensitivity 10× too small) under the claim 2ε; the claim is loose here (the realised ε is
-    about 0.1 × 2ε on every dataset we built), so a 2× error stays below it. ``runs`` is unused."""
-    hyp, _ = em.threshold_class(k)
-    counts = em.sample_counts(em.logistic_population(k), n, rng=rng)
-    claimed, delta = 2 * epsilon, math.exp(-math.sqrt(n))
-    eps_run = CONTROL_FACTOR_ALG1 * epsilon if broken else epsilon
+#: Algorithm 1's constructed dataset: 64 positive records, 16 of each (x, a) type (K = 2), so that
+#: min_a |Z₁ₐ| = 32 is as large as n allows (the private bound Δ is then closest to the true sensitivity)
+ALG1_CONSTRUCTED = np.array([[[0, 16], [0, 16]], [[0, 16], [0, 16]]])
+
+
+def _alg1_worst(counts: np.ndarray, hyp: np.ndarray, eps_run: float,
+                delta: float) -> tuple[float, float, float]:
+    """Over every replace-one neighbour: (exact ε at δ, max_h |Δu_h|, max spread max_h,h′ |Δu_h − Δu_h′|)."""
     base = em.alg1_output_distribution(counts, hyp, eps_run)
-    worst = 0.0
+    u = em.sample_scores(counts, hyp)["u"]
+    worst, sens, spread = 0.0, 0.0, 0.0
     for _, _, nb in em.replace_one_neighbours(counts):
         worst = max(worst, exact_epsilon(base.log_probs, em.alg1_output_distribution(nb, hyp, eps_run).log_probs,
                                          delta))
-    return AuditResult("cummings-alg1-expmech", claimed, delta, worst, "exact: output laws by quadrature", worst,
+        du = u - em.sample_scores(nb, hyp)["u"]
+        sens, spread = max(sens, float(np.max(np.abs(du)))), max(spread, float(np.ptp(du)))
+    return worst, sens, spread
+
+
+def audit_expmech(runs: int, rng: np.random.Generator, *, broken: bool = False, epsilon: float = 1.0, n: int = 64,
+                  k: int = 2) -> AuditResult:
+    """Algorithm 1 of Cummings et al. (seed-000-002 §3.7), exactly: output laws on a dataset and on every
+    replace-one neighbour (:mod:`repro.theory.expmech_learner`); audited = achievable = the exact ε at the
+    claimed δ = e^{−√n} (claim: 2ε, Theorem 2), the larger over a sampled dataset and the constructed one
+    (:data:`ALG1_CONSTRUCTED`). Sensitivity check: the exponential mechanism at Δ is at most
+    ε·spread/(2Δ)-DP (spread = max_h,h′ |Δu_h − Δu_h′| over the neighbours), and Δ = 2/(M − 1) + 1/n ≥
+    2/(c − 1) + 1/n whenever M ≤ c = min_a |Z₁ₐ| (M ≈ c − √n/ε; the note gives max_h |Δu_h| and the spread over 2/(c − 1) + 1/n); the Laplace release of M is never output,
+    so the realised ε stays well below 2ε (the theorem's bound is loose at this n). Control: the mechanism
+    run at 10ε (its Laplace scale and exp-mech sensitivity 10× too small) under the claim 2ε; the realised ε
+    is about 0.1–0.16 × 2ε here, so a 2× error stays below it. ``runs`` is unused."""
+    hyp, _ = em.threshold_class(k)
+    sampled = em.sample_counts(em.logistic_population(k), n, rng=rng)
+    claim = em.guarantee(epsilon, n)
+    eps_run = CONTROL_FACTOR_ALG1 * epsilon if broken else epsilon
+    parts = []
+    for name, counts in (("sampled", sampled), ("constructed", ALG1_CONSTRUCTED)):
+        worst, sens, spread = _alg1_worst(counts, hyp, eps_run, claim.delta)
+        c = int(counts[:, :, 1].sum(axis=0).min())
+        bound = 2 / (c - 1) + 1 / n
+        parts.append((worst, name, sens / bound, spread / bound))
+    worst = max(p[0] for p in parts)
+    checks = "; ".join(f"{name}: ε {w:.3f}, max |Δu| / (2/(c−1) + 1/n) = {a:.3f}, spread / it = {b:.3f}"
+                       for w, name, a, b in parts)
+    return AuditResult("cummings-alg1-expmech", claim, worst, "exact: output laws by quadrature", worst,
                        1.0, 0, method="exact", broken=broken,
-                       note=f"all replace-one neighbours of one sampled dataset, n={n}, K={k}")
+                       note=f"all replace-one neighbours of a sampled and a constructed dataset, n={n}, K={k} "
+                            f"({checks})")
 
 
 def _type_data(counts: np.ndarray, hyp: np.ndarray) -> tuple[fnr.TypeData, np.ndarray]:
@@ -494,7 +587,7 @@ def audit_fairnr_step(runs: int, rng: np.random.Generator, *, broken: bool = Fal
     counts = em.sample_counts(em.logistic_population(k), n, rng=rng)
     counts[0, :, 0] += 2
     nn = int(counts.sum())
-    worst, worst_sens = 0.0, 0.0
+    worst, worst_sens, worst_spread = 0.0, 0.0, 0.0
     nbs = [nb for _, _, nb in em.replace_one_neighbours(counts)]
     data, pred = _type_data(counts, hyp)
     for t in (2, 3, 5):
@@ -512,12 +605,15 @@ def audit_fairnr_step(runs: int, rng: np.random.Generator, *, broken: bool = Fal
                 cum1 = fnr.cumulative_loss(d1, t - 1, lam_sum)
                 score1 = pred @ (np.asarray(d1.counts, dtype=float) * cum1)
                 worst_sens = max(worst_sens, float(np.max(np.abs(score - score1))) / sens)
+                worst_spread = max(worst_spread, float(np.ptp(score - score1)) / sens)
                 law1 = fnr.ftpl_exp_mech_probabilities(pred, d1, cum1, sens_run, eps_step)
                 worst = max(worst, exact_epsilon(np.log(law), np.log(law1), 0.0))
-    return AuditResult("fairnr-corrected-ftpl-step", eps_step, 0.0, worst, "exact: output laws", worst, 1.0, 0,
+    return AuditResult("fairnr-corrected-ftpl-step", fnr.guarantee("corrected", eps_step, 0.0), worst, "exact: output laws", worst, 1.0, 0,
                        method="exact", broken=broken,
                        note=f"n={nn}, |H|={pred.shape[0]}; sensitivity check: max score change / Δ = "
-                            f"{worst_sens:.3f} (≤ 1 required)")
+                            f"{worst_sens:.3f} (≤ 1 required); spread check: max over neighbours of "
+                            f"max_h,h′ |Δs_h − Δs_h′| / Δ = {worst_spread:.3f}, so the exact ceiling of this "
+                            f"law is ε₀·{worst_spread:.3f}/2 = {eps_step * worst_spread / 2:.3f}")
 
 
 # ------------------------------------------------------------------------------------------ baselines (nominal)
@@ -535,8 +631,8 @@ def _baseline_canary(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     return X, y, s0, s1
 
 
-def _baseline_audit(name: str, train: Callable[..., float], runs: int, rng: np.random.Generator, epsilon: float,
-                    n: int, alpha: float) -> AuditResult:
+def _baseline_audit(name: str, declared: Callable[[float, float], Guarantee], train: Callable[..., float], runs: int,
+                    rng: np.random.Generator, epsilon: float, n: int, alpha: float) -> AuditResult:
     delta = 1.0 / n**2
     X, y, s0, s1 = _baseline_canary(n)
 
@@ -550,8 +646,8 @@ def _baseline_audit(name: str, train: Callable[..., float], runs: int, rng: np.r
 
     d2 = (1 + math.exp(epsilon)) * delta
     lb = threshold_audit(draws(s0), draws(s1), d2, alpha)
-    return AuditResult(name, 2 * epsilon, d2, math.nan, "unknown: the nominal claim has no accountant", lb,
-                       1 - alpha, runs, label=NOMINAL,
+    claim = declared(epsilon, delta).with_epsilon(2 * epsilon, d2)      # group privacy: replace = add + remove
+    return AuditResult(name, claim, math.nan, "unknown: the nominal claim has no accountant", lb, 1 - alpha, runs,
                        note="replace-one of the canary's group; claim 2ε from add/remove ε (group privacy)")
 
 
@@ -563,7 +659,7 @@ def audit_tran_2021a(runs: int, rng: np.random.Generator, *, broken: bool = Fals
                                batch_size=10, rng=r)
         return res.models[0].w[0]
 
-    return _baseline_audit("tran-2021a", train, runs, rng, epsilon, n, alpha)
+    return _baseline_audit("tran-2021a", tran_2021a.guarantee, train, runs, rng, epsilon, n, alpha)
 
 
 def audit_pf_ld(runs: int, rng: np.random.Generator, *, broken: bool = False, epsilon: float = 1.0, n: int = 20,
@@ -572,7 +668,7 @@ def audit_pf_ld(runs: int, rng: np.random.Generator, *, broken: bool = False, ep
     def train(X, y, s, r):
         return train_pf_ld(X, y, s, epsilon=epsilon, delta=1.0 / n**2, epochs=3, batch_size=10, rng=r).model.w[0]
 
-    return _baseline_audit("pf-ld", train, runs, rng, epsilon, n, alpha)
+    return _baseline_audit("pf-ld", pf_ld.guarantee, train, runs, rng, epsilon, n, alpha)
 
 
 # ------------------------------------------------------------------------------------------ registry
@@ -600,7 +696,7 @@ MECHANISMS: dict[str, Mechanism] = {
     "dp-sgd": Mechanism(audit_dp_sgd, {"smoke": 5_000, "full": 30_000}, "noise multiplier halved"),
     "dp-fermi-strict": Mechanism(audit_dp_fermi_strict, {"smoke": 600, "full": 6_000},
                                  "old amplified accounting (defect 1)"),
-    "dp-fermi-strict-all": Mechanism(audit_dp_fermi_strict_all, {"smoke": 300, "full": 3_000},
+    "dp-fermi-strict-all": Mechanism(audit_dp_fermi_strict_all, {"smoke": 1_000, "full": 30_000},
                                      "noise multiplier halved"),
     "ldp-grr": Mechanism(_ldp("ldp-grr"), {"smoke": 2_000, "full": 50_000}, _LDP_CONTROL),
     "ldp-binary-thm14": Mechanism(_ldp("ldp-binary-thm14"), {"smoke": 2_000, "full": 50_000}, _LDP_CONTROL),
