@@ -69,7 +69,7 @@ def audit(names: tuple[str, ...], profile: str, seed: int, out: Path | None, job
     from repro.engine.results import ResultBundle, check_output_dir, report_hook, write_results
     from repro.engine.runner import RunConfig, run_experiment
     from repro.engine.spec import get_experiment
-    from repro.studies.audit.mechanisms import fails_when_violated
+    from repro.privacy.guarantee import fails_when_violated
 
     spec = get_experiment("audit")
     every = list(spec.grid["mechanism"])

@@ -24,7 +24,7 @@ import enum
 import math
 from dataclasses import dataclass, replace
 
-__all__ = ["Guarantee", "Label", "Neighbouring", "NON_PRIVATE", "is_user_declared", "compose", "STANDARDISED_FEATURES"]
+__all__ = ["Guarantee", "Label", "Neighbouring", "NON_PRIVATE", "is_user_declared", "is_nominal", "fails_when_violated", "compose", "STANDARDISED_FEATURES"]
 
 
 class Label(enum.StrEnum):
@@ -133,3 +133,14 @@ def compose(*parts: Guarantee, relation: Neighbouring | None = None, protects: s
 def is_user_declared(label: object) -> bool:
     """Whether a recorded ε label (a :class:`Label` or its text) marks a user's own method (``repro run --with``)."""
     return str(label) == Label.USER_DECLARED.value
+
+
+def is_nominal(label: Label | str) -> bool:
+    """Whether a recorded label (a :class:`Label` or its text, e.g. read back from a CSV) is nominal."""
+    return Label(label) is Label.NOMINAL
+
+
+def fails_when_violated(label: Label | str) -> bool:
+    """Whether a beaten claim of this label is a violation (accounted, or public-statistics caveat: the
+    accountant's promise), rather than a nominal formula exceeded."""
+    return Label(label) in (Label.ACCOUNTED, Label.PUBLIC_STATISTICS)

@@ -10,8 +10,8 @@ import pandas as pd
 
 from repro.engine.results import ResultBundle
 from repro.plotting import new_figure, save_figure
-from repro.privacy.guarantee import Label
-from repro.studies.audit.mechanisms import MECHANISMS, fails_when_violated, is_nominal
+from repro.privacy.guarantee import Label, fails_when_violated, is_nominal
+from repro.studies.audit.mechanisms import MECHANISMS
 
 
 def _fmt(v: float) -> str:

@@ -43,7 +43,7 @@ from repro.learners.logistic import torch_linear_init
 from repro.privacy import ldp_mechanisms as ldp
 from repro.privacy import tree_mechanism
 from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_epsilon, opacus_sampling
-from repro.privacy.guarantee import Guarantee, Label
+from repro.privacy.guarantee import Guarantee, Label, fails_when_violated, is_nominal
 from repro.privacy.strict_accountant import calibrate_strict_noise_multiplier, strict_epsilon
 from repro.privacy.tree_mechanism import TreeMechanism, gaussian_tree_sigma, tree_height
 from repro.studies.audit.bounds import (
@@ -63,17 +63,6 @@ SELECT = 0.2
 W_GAP = 0.3
 #: the Algorithm 1 control runs at this multiple of ε
 CONTROL_FACTOR_ALG1 = 10
-
-
-def is_nominal(label: Label | str) -> bool:
-    """Whether a recorded label (a :class:`Label` or its text, e.g. read back from audit.csv) is nominal."""
-    return Label(label) is Label.NOMINAL
-
-
-def fails_when_violated(label: Label | str) -> bool:
-    """Whether a beaten claim of this label is a violation (accounted or public-statistics caveat: the
-    accountant's promise), rather than a nominal formula exceeded."""
-    return Label(label) in (Label.ACCOUNTED, Label.PUBLIC_STATISTICS)
 
 
 @dataclass(frozen=True)
