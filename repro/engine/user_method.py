@@ -13,8 +13,10 @@ The contract (``docs/bring-your-own-method.md``, ``examples/my_method.py``): a s
 plan as one more cell whose ``with`` value is its identity, ``Class@sha256`` of the file's bytes: the code's
 hash is part of the trial cache key, so an edited method is retrained while a moved or renamed file is not,
 and no machine path reaches the results (outputs show :attr:`UserMethod.ref`, the file relative to the
-current directory, or its name when outside it, or the ``module:Class`` text). The ``with`` value is not part of the cell's seed label, so
-the method sees the same splits and seeds as the paper's methods.
+current directory, or its name when outside it, or the ``module:Class`` text). The ``with`` value is a key of
+the cell, so it is part of the trial's own stream (``ctx.rng()``, which draws the method's ``random_state``);
+the splits come from repetition-scoped streams (``ctx.rng(..., scope="repetition")``), so the method is
+trained and tested on exactly the rows the paper's methods see in the same repetition.
 
 Workers find the code by its identity: loading a file stores a copy of its bytes under its sha256 in a
 content-addressed folder of the temporary directory (:func:`_store`), so a trial runs exactly the code that
@@ -44,7 +46,7 @@ from repro.privacy.guarantee import Guarantee, Label
 
 __all__ = ["UserMethod", "load_user_method", "resolve", "with_user_method", "fit_predict", "USER_KEY"]
 
-#: the cell key that carries a user method's reference and code hash (not part of the seed label)
+#: the cell key that carries a user method's reference and code hash (part of the cell, hence of the trial stream)
 USER_KEY = "with"
 _SUFFIX = " (yours)"
 
