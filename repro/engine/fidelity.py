@@ -18,23 +18,27 @@ comparisons within tolerance. Where no full run is saved the column says "not ru
 guesses. The status column is the declared one; when a full run exists and a declared ``reproduced`` has paper
 comparisons outside tolerance, the row says so ("check").
 
-``python -m repro.engine.fidelity [RESULTS_DIR] [--out FILE]`` prints (or writes) the dashboard;
-``repro report`` opens ``REPORT.md`` with it. The committed snapshot is ``docs/fidelity.md``.
+``python -m repro.engine.fidelity [RESULTS_DIR ...] [--previous FILE] [--out FILE]`` prints (or writes) the
+dashboard; with several folders the first that holds a result's full run is read; ``--previous`` keeps, for a
+result none of them holds, the measured text of an earlier snapshot, marked "(earlier run)" (so rerunning some
+results does not erase what the others measured). ``repro report`` opens ``REPORT.md`` with it. The committed
+snapshot is ``docs/fidelity.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from repro.engine.spec import ExperimentSpec, load_all
 
-__all__ = ["fidelity_rows", "measured", "render_dashboard", "parse_dashboard", "main"]
+__all__ = ["fidelity_rows", "measured", "render_dashboard", "parse_dashboard", "parse_measured", "main"]
 
 FULL_PROFILE = "full"
 NOT_RUN = "not run"
+EARLIER = "(earlier run)"
 _HEADER = ["result", "document", "status", "detail", "full-profile run (saved results)", "why not (fully) reproduced"]
 
 
@@ -47,13 +51,22 @@ def _short_document(doc: str) -> str:
     return f"{head}, {part}" if part else head
 
 
-def measured(spec: ExperimentSpec, results: Path | None) -> tuple[str, bool | None]:
-    """(text, all_within) of the saved full-profile run of ``spec``'s default variant under ``results``;
-    ("not run", None) when none is saved. ``all_within`` is None when nothing was judged."""
-    if results is None:
-        return NOT_RUN, None
-    directory = Path(results) / spec.id / FULL_PROFILE
-    if not (directory / "run.json").exists():
+def _saved_run(spec: ExperimentSpec, results: Path | Sequence[Path] | None) -> Path | None:
+    """The first ``<results>/<id>/full/`` holding a complete run (``run.json``), or None."""
+    folders = [] if results is None else [results] if isinstance(results, (str, Path)) else list(results)
+    for folder in folders:
+        directory = Path(folder) / spec.id / FULL_PROFILE
+        if (directory / "run.json").exists():
+            return directory
+    return None
+
+
+def measured(spec: ExperimentSpec, results: Path | Sequence[Path] | None) -> tuple[str, bool | None]:
+    """(text, all_within) of the saved full-profile run of ``spec``'s default variant under ``results`` (one
+    folder or several, the first holding a run wins); ("not run", None) when none is saved. ``all_within`` is
+    None when nothing was judged."""
+    directory = _saved_run(spec, results)
+    if directory is None:
         return NOT_RUN, None
     from repro.engine.results import ResultBundle, report_hook, verdict_counts
 
@@ -68,15 +81,20 @@ def measured(spec: ExperimentSpec, results: Path | None) -> tuple[str, bool | No
     return f"{ok} of {judged} paper comparisons within tolerance", ok == judged
 
 
-def fidelity_rows(specs: Mapping[str, ExperimentSpec], results: Path | None) -> list[dict[str, str]]:
+def fidelity_rows(specs: Mapping[str, ExperimentSpec], results: Path | Sequence[Path] | None, *,
+                  previous: Mapping[str, str] | None = None) -> list[dict[str, str]]:
     """One row per experiment (ordered by id): ``id``, ``document``, ``status``, ``detail``, ``measured``,
-    ``reason``; an experiment without ``[fidelity]`` is "undeclared"."""
+    ``reason``; an experiment without ``[fidelity]`` is "undeclared". ``previous`` ({id: measured text} of an
+    earlier snapshot, :func:`parse_measured`) fills in results with no saved run, marked "(earlier run)"."""
     rows = []
     for eid in sorted(specs):
         spec = specs[eid]
         fid = spec.fidelity or {}
         status = fid.get("status", "undeclared")
         text, all_within = measured(spec, results)
+        old = (previous or {}).get(eid, NOT_RUN)
+        if text == NOT_RUN and old != NOT_RUN:
+            text = old if old.endswith(EARLIER) else f"{old} {EARLIER}"
         if status == "reproduced" and all_within is False:
             status = "reproduced (check: the full run has comparisons outside tolerance)"
         reason = fid.get("reason", "")
@@ -87,17 +105,19 @@ def fidelity_rows(specs: Mapping[str, ExperimentSpec], results: Path | None) -> 
     return rows
 
 
-def render_dashboard(specs: Mapping[str, ExperimentSpec], results: Path | None) -> str:
+def render_dashboard(specs: Mapping[str, ExperimentSpec], results: Path | Sequence[Path] | None, *,
+                     previous: Mapping[str, str] | None = None) -> str:
     """The dashboard as Markdown (title, legend, table, counts per status)."""
-    rows = fidelity_rows(specs, results)
+    rows = fidelity_rows(specs, results, previous=previous)
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     esc = lambda t: str(t).replace("|", "\\|").replace("\n", " ")  # noqa: E731
     lines = ["## Fidelity dashboard", "",
              "Generated from the experiment files' `[fidelity]` tables (declared status, reason for each miss) and "
-             "the saved full-profile runs (`<results>/<id>/full/`); \"not run\" = no saved full run. "
-             "Regenerate: `python -m repro.engine.fidelity RESULTS_DIR --out docs/fidelity.md`.", "",
+             "the saved full-profile runs (`<results>/<id>/full/`); \"not run\" = no saved full run; \"(earlier run)\" = "
+             "kept from the previous snapshot because the folders read this time do not hold that result. "
+             "Regenerate: `python -m repro.engine.fidelity RESULTS_DIR --previous docs/fidelity.md --out docs/fidelity.md`.", "",
              "Statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + f" ({len(rows)} results).", "",
              "| " + " | ".join(_HEADER) + " |", "|" + "---|" * len(_HEADER)]
     for r in rows:
@@ -116,13 +136,30 @@ def parse_dashboard(text: str) -> dict[str, str]:
     return out
 
 
+def parse_measured(text: str) -> dict[str, str]:
+    """{result id: measured text} of a rendered dashboard (``--previous``)."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("| `"):
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            if len(cells) >= 5:
+                out[cells[0].strip("`")] = cells[4].replace("\\|", "|")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m repro.engine.fidelity", description=__doc__.split("\n")[0])
-    parser.add_argument("results", nargs="?", default=None, help="results folder (omit: declared statuses only)")
+    parser.add_argument("results", nargs="*", default=[],
+                        help="results folder(s); the first holding a result's full run is read (omit: declared "
+                             "statuses only)")
+    parser.add_argument("--previous", default=None,
+                        help="an earlier dashboard whose measured text is kept for results no folder holds")
     parser.add_argument("--out", default=None, help="write the dashboard to this file (default: print)")
     args = parser.parse_args(argv)
+    previous = parse_measured(Path(args.previous).read_text(encoding="utf-8")) if args.previous else None
     text = "# Fidelity of every result\n\n" + render_dashboard(load_all(strict=True),
-                                                             Path(args.results) if args.results else None)
+                                                             [Path(r) for r in args.results] or None,
+                                                             previous=previous)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
     else:

@@ -109,3 +109,30 @@ def test_cli_writes_the_snapshot(tmp_path: Path) -> None:
     out = tmp_path / "fidelity.md"
     assert fidelity.main([str(tmp_path), "--out", str(out)]) == 0
     assert set(fidelity.parse_dashboard(out.read_text(encoding="utf-8"))) == set(SPECS)
+
+
+def test_several_folders_and_an_earlier_snapshot_fill_in_what_this_run_lacks(tmp_path: Path) -> None:
+    """Rerunning some results must not erase what the others measured: the first folder holding a result wins;
+    a result no folder holds keeps the earlier snapshot's text, marked as such (never passed off as new)."""
+    specs = {k: SPECS[k] for k in ("thesis-table-3.1", "thesis-table-3.3", "compat-fairnr")}
+    new, old = tmp_path / "new", tmp_path / "old"
+    _fake_full_run(new, "thesis-table-3.1", [True, True])
+    _fake_full_run(old, "thesis-table-3.1", [False])
+    _fake_full_run(old, "thesis-table-3.3", [True])
+    rows = {r["id"]: r for r in fidelity.fidelity_rows(specs, [new, old])}
+    assert rows["thesis-table-3.1"]["measured"] == "2 of 2 paper comparisons within tolerance"   # first wins
+    assert rows["thesis-table-3.3"]["measured"] == "1 of 1 paper comparisons within tolerance"
+    snapshot = fidelity.render_dashboard(specs, [new, old])
+    earlier = fidelity.parse_measured(snapshot)
+    assert earlier["thesis-table-3.3"] == "1 of 1 paper comparisons within tolerance"
+    rows = {r["id"]: r for r in fidelity.fidelity_rows(specs, new, previous=earlier)}
+    assert rows["thesis-table-3.1"]["measured"] == "2 of 2 paper comparisons within tolerance"
+    assert rows["thesis-table-3.3"]["measured"] == "1 of 1 paper comparisons within tolerance (earlier run)"
+    assert rows["compat-fairnr"]["measured"] == fidelity.NOT_RUN
+    again = fidelity.fidelity_rows(specs, new, previous=fidelity.parse_measured(fidelity.render_dashboard(
+        specs, new, previous=earlier)))
+    assert {r["id"]: r["measured"] for r in again}["thesis-table-3.3"].count("(earlier run)") == 1
+    out = tmp_path / "fidelity.md"
+    (tmp_path / "prev.md").write_text(snapshot, encoding="utf-8")
+    assert fidelity.main([str(new), "--previous", str(tmp_path / "prev.md"), "--out", str(out)]) == 0
+    assert "(earlier run)" in out.read_text(encoding="utf-8")
