@@ -2,7 +2,7 @@
 
 Reads every ``run.json`` under the results folder (``<id>/<profile>[...]/run.json``), keeps the
 complete runs of one profile (``--profile``, default ``full``) made without ``--set`` overrides (the
-newest when a result ran more than once), and prints one row per result: wall time, trials (how many
+newest when a result ran more than once; only its default variant, what ``repro run all`` runs), and prints one row per result: wall time, trials (how many
 came from the trial cache: a cached trial costs nothing, so such a wall time understates the
 cost), jobs, summed trial seconds, the seconds the experiment file declares for the profile
 (``est_seconds``, what ``repro run all`` bases its ETA on) and the measured/declared ratio, and the
@@ -48,8 +48,10 @@ def read_previous(path: Path = PREVIOUS) -> dict[str, Previous]:
     return out
 
 
-def read_runs(results: Path, profile: str) -> dict[str, dict]:
-    """result id -> its newest complete run.json of ``profile`` without overrides."""
+def read_runs(results: Path, profile: str, default_variants: dict[str, str] | None = None) -> dict[str, dict]:
+    """result id -> its newest complete run.json of ``profile`` without overrides, of the result's default
+    variant (``default_variants``: result id -> the first variant its file lists; what ``repro run all`` runs)."""
+    default_variants = default_variants or {}
     runs: dict[str, dict] = {}
     for path in sorted(results.rglob("run.json")):
         if ".cache" in path.parts:
@@ -61,6 +63,8 @@ def read_runs(results: Path, profile: str) -> dict[str, dict]:
         if run.get("status") != "complete" or run.get("profile") != profile or run.get("overrides"):
             continue
         rid = str(run.get("result_id", path.parent.parent.name))
+        if run.get("variant") is not None and run["variant"] != default_variants.get(rid, run["variant"]):
+            continue  # another variant (`--variant strict`): not what `repro run all` costs
         if rid not in runs or str(run.get("finished_at", "")) > str(runs[rid].get("finished_at", "")):
             runs[rid] = run
     return runs
@@ -78,6 +82,24 @@ def read_declared(experiments: Path, profile: str) -> dict[str, float]:
         if est is not None and "id" in data:
             for rid in (data["id"], *data.get("aliases", ())):
                 out[str(rid)] = float(est)
+    return out
+
+
+def read_default_variants(experiments: Path) -> dict[str, str]:
+    """result id (and its aliases) -> its default variant (the first of ``variants``), where the file lists any.
+    ``extends`` is followed one level for the list (the shared base files declare it)."""
+    out = {}
+    for path in sorted(experiments.glob("*.toml")):
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            variants = data.get("variants")
+            if variants is None and "extends" in data:
+                variants = tomllib.loads((path.parent / data["extends"]).read_text(encoding="utf-8")).get("variants")
+        except (OSError, ValueError):
+            continue
+        if variants and "id" in data:
+            for rid in (data["id"], *data.get("aliases", ())):
+                out[str(rid)] = str(variants[0])
     return out
 
 
@@ -126,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--previous", type=Path, default=PREVIOUS)
     parser.add_argument("--experiments", type=Path, default=EXPERIMENTS)
     args = parser.parse_args(argv)
-    runs = read_runs(args.results, args.profile)
+    runs = read_runs(args.results, args.profile, read_default_variants(args.experiments))
     if not runs:
         raise SystemExit(f"no complete {args.profile!r} run.json under {args.results}; "
                          f"run `repro run all --profile {args.profile}` first")
