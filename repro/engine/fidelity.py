@@ -28,6 +28,7 @@ snapshot is ``docs/fidelity.md``.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -95,6 +96,8 @@ def fidelity_rows(specs: Mapping[str, ExperimentSpec], results: Path | Sequence[
         old = (previous or {}).get(eid, NOT_RUN)
         if text == NOT_RUN and old != NOT_RUN:
             text = old if old.endswith(EARLIER) else f"{old} {EARLIER}"
+            counts = re.match(r"(\d+) of (\d+) paper comparisons within tolerance", text)
+            all_within = None if counts is None else counts.group(1) == counts.group(2)
         if status == "reproduced" and all_within is False:
             status = "reproduced (check: the full run has comparisons outside tolerance)"
         reason = fid.get("reason", "")

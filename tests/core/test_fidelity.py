@@ -128,6 +128,9 @@ def test_several_folders_and_an_earlier_snapshot_fill_in_what_this_run_lacks(tmp
     rows = {r["id"]: r for r in fidelity.fidelity_rows(specs, new, previous=earlier)}
     assert rows["thesis-table-3.1"]["measured"] == "2 of 2 paper comparisons within tolerance"
     assert rows["thesis-table-3.3"]["measured"] == "1 of 1 paper comparisons within tolerance (earlier run)"
+    earlier["thesis-table-3.1"] = "2 of 3 paper comparisons within tolerance"     # a declared `reproduced`
+    rows = {r["id"]: r for r in fidelity.fidelity_rows(specs, tmp_path / "none", previous=earlier)}
+    assert rows["thesis-table-3.1"]["status"].startswith("reproduced (check")       # the earlier miss still shows
     assert rows["compat-fairnr"]["measured"] == fidelity.NOT_RUN
     again = fidelity.fidelity_rows(specs, new, previous=fidelity.parse_measured(fidelity.render_dashboard(
         specs, new, previous=earlier)))
