@@ -98,3 +98,14 @@ def toy_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("REPRO_EXPERIMENTS_DIR", str(exp))
     monkeypatch.setenv("REPRO_RESULTS_DIR", str(results))
     return results
+
+
+# ---------------------------------------------------------------- the README's `-n auto` (pytest-xdist; issue 24)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` run first (each group keeps its collected order). Under pytest-xdist a long
+    test then starts while the other workers still have short tests to take, instead of one worker running
+    it alone at the end of the suite."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
