@@ -109,3 +109,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     it alone at the end of the suite."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
+
+_BLAS_LIMITER = None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_blas_thread_per_xdist_worker():
+    """Under pytest-xdist (one worker process per core) each worker's BLAS/OpenMP pools run one thread:
+    pools of several threads per worker only oversubscribe the cores. Set up at the first test, after
+    collection imported the libraries. Subprocesses (loky, Dask and Ray workers, the CLI) keep their
+    defaults; the runner pins them in every trial, as before."""
+    global _BLAS_LIMITER
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    from threadpoolctl import ThreadpoolController
+
+    _BLAS_LIMITER = ThreadpoolController().limit(limits=1)
+    yield
+    _BLAS_LIMITER.restore_original_limits()
+    _BLAS_LIMITER = None
+
+
+@pytest.fixture
+def native_thread_defaults():
+    """This process's BLAS/OpenMP pools at their defaults for one test (not one thread per xdist worker), for
+    tests that check the runner's own pinning: on pools already at one thread they could not fail."""
+    global _BLAS_LIMITER
+    if _BLAS_LIMITER is None:
+        yield
+        return
+    from threadpoolctl import ThreadpoolController
+
+    _BLAS_LIMITER.restore_original_limits()
+    yield
+    _BLAS_LIMITER = ThreadpoolController().limit(limits=1)
