@@ -41,6 +41,14 @@ def data_mirror() -> Path:
     return require_mirror()
 
 
+@pytest.fixture(scope="session")
+def utkface_data_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data cache folder (for ``REPRO_DATA_DIR``) shared by the tests that train on UTKFace images: the
+    archive is extracted and verified (23,705 images, 280 MB of small files, seconds of work) once per test
+    process instead of once per test. Extraction into an empty cache is tested in tests/datasets/test_utkface.py."""
+    return tmp_path_factory.mktemp("utkface-data-cache")
+
+
 @pytest.fixture
 def isolated_data_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Empty cache in ``tmp_path/cache``, no mirror, offline; returns the cache folder.
