@@ -41,6 +41,14 @@ def data_mirror() -> Path:
     return require_mirror()
 
 
+@pytest.fixture(scope="session")
+def utkface_data_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data cache folder (for ``REPRO_DATA_DIR``) shared by the tests that train on UTKFace images: the
+    archive is extracted and verified (23,705 images, 280 MB of small files, seconds of work) once per test
+    process instead of once per test. Extraction into an empty cache is tested in tests/datasets/test_utkface.py."""
+    return tmp_path_factory.mktemp("utkface-data-cache")
+
+
 @pytest.fixture
 def isolated_data_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Empty cache in ``tmp_path/cache``, no mirror, offline; returns the cache folder.
@@ -98,3 +106,49 @@ def toy_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("REPRO_EXPERIMENTS_DIR", str(exp))
     monkeypatch.setenv("REPRO_RESULTS_DIR", str(results))
     return results
+
+
+# ---------------------------------------------------------------- the README's `-n auto` (pytest-xdist; issue 24)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` run first (each group keeps its collected order). Under pytest-xdist a long
+    test then starts while the other workers still have short tests to take, instead of one worker running
+    it alone at the end of the suite."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+_BLAS_LIMITER = None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_blas_thread_per_xdist_worker():
+    """Under pytest-xdist (one worker process per core) each worker's BLAS/OpenMP pools run one thread:
+    pools of several threads per worker only oversubscribe the cores. Set up at the first test, after
+    collection imported the libraries. Subprocesses (loky, Dask and Ray workers, the CLI) keep their
+    defaults; the runner pins them in every trial, as before."""
+    global _BLAS_LIMITER
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    from threadpoolctl import ThreadpoolController
+
+    _BLAS_LIMITER = ThreadpoolController().limit(limits=1)
+    yield
+    _BLAS_LIMITER.restore_original_limits()
+    _BLAS_LIMITER = None
+
+
+@pytest.fixture
+def native_thread_defaults():
+    """This process's BLAS/OpenMP pools at their defaults for one test (not one thread per xdist worker), for
+    tests that check the runner's own pinning: on pools already at one thread they could not fail."""
+    global _BLAS_LIMITER
+    if _BLAS_LIMITER is None:
+        yield
+        return
+    from threadpoolctl import ThreadpoolController
+
+    _BLAS_LIMITER.restore_original_limits()
+    yield
+    _BLAS_LIMITER = ThreadpoolController().limit(limits=1)

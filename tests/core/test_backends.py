@@ -38,8 +38,9 @@ def run(spec, tmp_path: Path, **kw):
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_native_thread_pools_are_pinned_to_one_thread(tmp_path: Path, jobs: int) -> None:
-    """In the driver process (jobs 1) as in workers (jobs 2): BLAS runs single-threaded in a trial."""
+def test_native_thread_pools_are_pinned_to_one_thread(tmp_path: Path, jobs: int, native_thread_defaults) -> None:
+    """In the driver process (jobs 1) as in workers (jobs 2): BLAS runs single-threaded in a trial (the
+    driver's pools at their defaults, not at the one thread of a pytest-xdist worker)."""
     outcome = run(toy_with_thread_table(), tmp_path, jobs=jobs)
     assert set(outcome.tables["threads"]["max_threads"]) == {1}
 

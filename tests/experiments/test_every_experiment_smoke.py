@@ -34,7 +34,10 @@ def test_smoke_profile_runs(experiment_id: str, tmp_path: Path, monkeypatch: pyt
             pytest.skip(f"{experiment_id} needs the optional {extra!r} (pip install -e \".[vision]\")")
     if spec.datasets:
         request.getfixturevalue("data_mirror")
-        monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path / "data"))
+        # a fresh data cache, except the UTKFace images, extracted once per test process (see the fixture)
+        utkface = any(name.startswith("utkface") for name in spec.datasets)
+        data = request.getfixturevalue("utkface_data_cache") if utkface else tmp_path / "data"
+        monkeypatch.setenv("REPRO_DATA_DIR", str(data))
     outcome = run_experiment(spec, RunConfig(profile="smoke", out=tmp_path, jobs=1))
     if checked_in_smoke(experiment_id):  # --jobs 2 gives the same bytes (the identity test's check)
         assert_identical(outcome, run_experiment(spec, RunConfig(profile="smoke", out=tmp_path / "j2", jobs=2,

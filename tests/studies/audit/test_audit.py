@@ -92,14 +92,22 @@ def test_ldp_audits_are_exact_and_the_wrong_budget_is_flagged() -> None:
     assert not mc.sampler_check(np.zeros(500, dtype=int), np.array([0.5, 0.5]), 0.05)
 
 
+#: runs per side of the strict-all control (achievable ε 2.30). Evidence for this count (the claimed
+#: instance keeps the full profile's 30,000, which its ratio > 0.5 needs): the control's audited ε at
+#: 20,000 runs per side, generator seeds 2 (the test's) / 0 / 1 / 3 / 4 / 5: 1.758 / 1.552 / 1.352 / 1.518 /
+#: 1.685 / 1.591, all flagged and all above the asserted 1.2 (smallest margin 0.15, seed 1; the test's seed
+#: 0.56). Saves a third of the test's trainer runs.
+STRICT_ALL_CONTROL_RUNS = 20_000
+
+
 @pytest.mark.slow
 def test_strict_all_flags_too_little_noise() -> None:
     """Issue 21 item 3: the strict-all control (z/2) was NOT flagged (0.66 against 1.0: only the final iterate
     at q = 1/3 was observed); at q = 1 with every iterate observed it is flagged, and the claimed instance
     reaches about 0.6× its claim (full-profile runs)."""
-    runs = mc.MECHANISMS["dp-fermi-strict-all"].runs["full"]
-    bad = mc.audit_dp_fermi_strict_all(runs, np.random.default_rng(2), broken=True)
+    bad = mc.audit_dp_fermi_strict_all(STRICT_ALL_CONTROL_RUNS, np.random.default_rng(2), broken=True)
     assert bad.verdict == "control flagged" and bad.audited_epsilon > 1.2 * bad.claimed_epsilon, bad
+    runs = mc.MECHANISMS["dp-fermi-strict-all"].runs["full"]
     ok = mc.audit_dp_fermi_strict_all(runs, np.random.default_rng(2))
     assert ok.verdict == "no violation found" and ok.ratio > 0.5, ok       # full profile (seed 0): 0.76
     assert ok.achievable_epsilon == pytest.approx(1.0, rel=1e-2)         # q = 1: the PLD claim is exact

@@ -101,8 +101,10 @@ def test_claims_hold_on_the_released_values_and_can_fail() -> None:
 
 
 @pytest.mark.data
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["reference", "strict"])
-def test_trial_labels_its_epsilon(variant: str, data_mirror, isolated_data_env, monkeypatch) -> None:
+def test_trial_labels_its_epsilon(variant: str, data_mirror, isolated_data_env, utkface_data_cache,
+                                  monkeypatch) -> None:
     """One tiny trial per variant: ``reference`` reports a nominal ε with the accountant's (larger) ε beside;
     ``strict`` reports a public-statistics-caveat ε (P̂_S public) whose exact strict accountant value (no
     add/remove amplification by subsampling) equals the stated one (calibrated, within 1 %)."""
@@ -110,6 +112,7 @@ def test_trial_labels_its_epsilon(variant: str, data_mirror, isolated_data_env, 
     from repro.engine.trial import TrialContext, TrialKey
     from repro.studies.dpfermi.utkface import run_trial
 
+    monkeypatch.setenv("REPRO_DATA_DIR", str(utkface_data_cache))   # offline, extracted once per test process
     monkeypatch.setenv("REPRO_DATA_MIRROR", str(data_mirror))
     params = FILE_PARAMS | {"epsilon": 10.0, "method": "dp-fermi", "variant": variant, "resolution": 16, "epochs": 1,
               "subsample": 200, "lambdas": [0.0, 10.0], "device": "cpu"}
