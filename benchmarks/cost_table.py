@@ -86,21 +86,11 @@ def read_declared(experiments: Path, profile: str) -> dict[str, float]:
 
 
 def read_default_variants(experiments: Path) -> dict[str, str]:
-    """result id (and its aliases) -> its default variant (the first of ``variants``), where the file lists any.
-    ``extends`` is followed one level for the list (the shared base files declare it)."""
-    out = {}
-    for path in sorted(experiments.glob("*.toml")):
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-            variants = data.get("variants")
-            if variants is None and "extends" in data:
-                variants = tomllib.loads((path.parent / data["extends"]).read_text(encoding="utf-8")).get("variants")
-        except (OSError, ValueError):
-            continue
-        if variants and "id" in data:
-            for rid in (data["id"], *data.get("aliases", ())):
-                out[str(rid)] = str(variants[0])
-    return out
+    """result id (and its aliases) -> its default variant, from the merged experiment specs
+    (:func:`repro.engine.spec.load_all`, which follows ``extends``); files that do not load are skipped there."""
+    from repro.engine.spec import load_all
+
+    return {rid: spec.default_variant for spec in load_all(experiments).values() for rid in (spec.id, *spec.aliases)}
 
 
 def duration(seconds: float | None) -> str:

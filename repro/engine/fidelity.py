@@ -129,25 +129,20 @@ def render_dashboard(specs: Mapping[str, ExperimentSpec], results: Path | Sequen
     return "\n".join(lines) + "\n"
 
 
+def _table_cells(text: str) -> list[list[str]]:
+    """The cells of every result row (``| `id` | …``) of a rendered dashboard."""
+    return [[c.strip() for c in line.strip().strip("|").split(" | ")]
+            for line in text.splitlines() if line.startswith("| `")]
+
+
 def parse_dashboard(text: str) -> dict[str, str]:
     """{result id: status} of a rendered dashboard (the committed snapshot, in tests)."""
-    out = {}
-    for line in text.splitlines():
-        if line.startswith("| `"):
-            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-            out[cells[0].strip("`")] = cells[2].strip("*")
-    return out
+    return {cells[0].strip("`"): cells[2].strip("*") for cells in _table_cells(text)}
 
 
 def parse_measured(text: str) -> dict[str, str]:
     """{result id: measured text} of a rendered dashboard (``--previous``)."""
-    out = {}
-    for line in text.splitlines():
-        if line.startswith("| `"):
-            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-            if len(cells) >= 5:
-                out[cells[0].strip("`")] = cells[4].replace("\\|", "|")
-    return out
+    return {cells[0].strip("`"): cells[4].replace("\\|", "|") for cells in _table_cells(text) if len(cells) >= 5}
 
 
 def main(argv: list[str] | None = None) -> int:
