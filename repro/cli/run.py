@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import shlex
 import sys
@@ -76,23 +77,24 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         from repro.datasets.store import check_data_dir
 
         check_data_dir()
-    for spec in specs:  # validate everything (variant, --set keys and values) before running anything
-        _plan_with_feedback(spec, config, quiet)
+    configs = _per_result_configs(specs, config, run_all="all" in ids)
+    for spec, spec_config in zip(specs, configs, strict=True):  # validate everything (variant, --set) before running anything
+        _plan_with_feedback(spec, spec_config, quiet)
     command = "repro " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else "repro run"
-    tracker = _tracker(specs, config) if len(specs) > 1 and not quiet else None
+    tracker = _tracker(specs, configs) if len(specs) > 1 and not quiet else None
     clock = run_progress.Clock()
-    for index, spec in enumerate(specs):
+    for index, (spec, spec_config) in enumerate(zip(specs, configs, strict=True)):
         if tracker is not None:
             click.echo(f"[{index + 1}/{len(specs)}] {spec.id}: "
                        + run_progress.status_line(tracker, tracker.start(index, clock())), err=True)
-        outcome = _run_one(spec, config, quiet, tracker)
+        outcome = _run_one(spec, spec_config, quiet, tracker)
         directory = write_results(outcome, command=command, dataset_sha256=_dataset_checksums(spec.datasets))
         if tracker is not None:
             tracker.finish(index, outcome.wall_seconds, cached_only=outcome.n_cached == outcome.n_trials)
         if quiet:
             continue
         ok, judged = verdict_counts(outcome.summary)
-        verdicts = config.profile != "smoke" or smoke_verdicts_shown(spec)
+        verdicts = spec_config.profile != "smoke" or smoke_verdicts_shown(spec)
         rows = comparison_rows(outcome.summary, only_paper=True, verdicts=verdicts) or \
             comparison_rows(outcome.summary, verdicts=verdicts)
         shown = rows[:40]
@@ -114,16 +116,39 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
                    f"{outcome.wall_seconds:.1f} s -> {directory}")
         if spec.expected:
             click.echo(f"Expected: {' '.join(spec.expected.split())}")
-        if config.profile == "smoke":
+        if spec_config.profile == "smoke":
             click.echo(SMOKE_NOTE_EXACT if verdicts else SMOKE_NOTE)
     if tracker is not None:
         click.echo(run_progress.closing_line(tracker, clock()), err=True)
 
 
-def _tracker(specs: list[ExperimentSpec], config: RunConfig) -> run_progress.RunProgress:
+def _per_result_configs(specs: list[ExperimentSpec], config: RunConfig, *, run_all: bool) -> list[RunConfig]:
+    """The run's config for each result: ``repro run all --profile full`` runs an experiment whose full
+    profile needs an accelerator (it offers ``cpu``, spec.py) at its reduced ``cpu`` profile when none is
+    visible, and says so; named on its own, an experiment runs at the profile asked for, with a warning."""
+    needs = [spec.id for spec in specs if config.profile == "full" and "cpu" in spec.profiles]
+    if not needs:
+        return [config] * len(specs)
+    from repro.engine.backends import accelerator_visible
+
+    if accelerator_visible():
+        return [config] * len(specs)
+    reduced = dataclasses.replace(config, profile="cpu")
+    for spec_id in needs:
+        if run_all:
+            click.echo(f"{spec_id}: its full profile needs an accelerator and JAX sees none here; `all` runs its "
+                       f"reduced cpu profile instead (results in {spec_id}/cpu; on a GPU machine: "
+                       f"repro run {spec_id} --profile full)", err=True)
+        else:
+            click.echo(f"{spec_id}: its full profile needs an accelerator and JAX sees none here; on these CPUs it "
+                       f"takes days (--profile cpu is the reduced run meant for CPUs)", err=True)
+    return [reduced if run_all and spec.id in needs else config for spec in specs]
+
+
+def _tracker(specs: list[ExperimentSpec], configs: list[RunConfig]) -> run_progress.RunProgress:
     """Declared seconds of every result of a multi-result run, in run order."""
     timings = []
-    for spec in specs:
+    for spec, config in zip(specs, configs, strict=True):
         prof = spec.profile(config.profile)
         timings.append(run_progress.ResultTiming(
             spec.id, run_progress.declared_seconds(prof.est_seconds, config.seeds, prof.seeds)))

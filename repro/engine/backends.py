@@ -35,7 +35,8 @@ from typing import Any, TypeVar
 
 from repro.errors import MissingExtraError, ReproError
 
-__all__ = ["BACKENDS", "ClusterUnreachableError", "run_tasks", "single_threaded", "worker_count"]
+__all__ = ["BACKENDS", "ClusterUnreachableError", "accelerator_visible", "run_tasks", "single_threaded",
+           "worker_count"]
 
 BACKENDS = ("loky", "dask", "ray")
 T = TypeVar("T")
@@ -81,6 +82,27 @@ def single_threaded() -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+_ACCELERATOR_PROBE = ("import jax, sys; "
+                      "sys.exit(0 if any(d.platform != 'cpu' for d in jax.devices()) else 1)")
+
+
+def accelerator_visible(timeout: float = 120.0) -> bool:
+    """Whether JAX sees an accelerator (GPU/TPU) here; False without JAX (the ``vision`` extra).
+
+    Asked in a child process, so this process never opens the device (JAX would reserve most of its
+    memory for the parent of the workers that need it)."""
+    import importlib.util
+    import subprocess
+
+    if importlib.util.find_spec("jax") is None:
+        return False
+    try:
+        probe = subprocess.run([sys.executable, "-c", _ACCELERATOR_PROBE], capture_output=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
 
 
 class ClusterUnreachableError(ReproError):

@@ -174,3 +174,50 @@ def test_paper_values_without_a_tolerance_are_not_called_absent(toy_env: Path) -
     assert result.exit_code == 0
     assert "no paper values to compare" not in result.output
     assert "1 paper values shown (no tolerance declared" in result.output
+
+
+def _fig5_and_one_tabular():
+    from repro.engine.spec import load_all
+
+    specs = load_all()
+    return [specs["dpfermi-fig-5"], specs["dpfermi-fig-2"]]
+
+
+@pytest.mark.parametrize("visible", [False, True])
+def test_run_all_full_takes_the_cpu_profile_only_without_an_accelerator(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], visible: bool) -> None:
+    """`repro run all --profile full` on a CPU machine must not start the UTKFace CNN's GPU-days full
+    profile (issue 23: "Figure 5 at its cpu profile aside"); named alone, it runs what was asked for."""
+    from repro.cli.run import _per_result_configs
+    from repro.engine import backends
+    from repro.engine.runner import RunConfig
+
+    monkeypatch.setattr(backends, "accelerator_visible", lambda: visible)
+    specs, config = _fig5_and_one_tabular(), RunConfig(profile="full")
+    as_all = _per_result_configs(specs, config, run_all=True)
+    named = _per_result_configs(specs, config, run_all=False)
+    assert [c.profile for c in as_all] == (["full", "full"] if visible else ["cpu", "full"])
+    assert [c.profile for c in named] == ["full", "full"]
+    assert all(c.jobs == config.jobs and c.out == config.out for c in as_all)
+    said = capsys.readouterr().err
+    assert ("needs an accelerator" in said) is not visible
+    smoke = RunConfig(profile="smoke")  # other profiles never ask for the device
+    monkeypatch.setattr(backends, "accelerator_visible", lambda: pytest.fail("probed at smoke"))
+    assert _per_result_configs(specs, smoke, run_all=True) == [smoke, smoke]
+
+
+def test_accelerator_probe_reads_the_child_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe asks a child process (the parent must not open the device) and is False without JAX."""
+    import importlib.util
+
+    from repro.engine import backends
+
+    monkeypatch.setattr(backends, "_ACCELERATOR_PROBE", "import sys; sys.exit(0)")
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "jax" else real_find_spec(name, *a))
+    assert backends.accelerator_visible() is True
+    monkeypatch.setattr(backends, "_ACCELERATOR_PROBE", "import sys; sys.exit(1)")
+    assert backends.accelerator_visible() is False
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "jax" else real_find_spec(name, *a))
+    monkeypatch.setattr(backends, "_ACCELERATOR_PROBE", "import sys; sys.exit(0)")
+    assert backends.accelerator_visible() is False
