@@ -185,6 +185,25 @@ def _execute(task: TrialTask) -> tuple[int, bool, Any, float, dict[str, int]]:
 ExecResult = tuple[int, bool, Any, float, dict[str, int]]
 
 
+def dispatch_order(pending: list[TrialTask]) -> list[TrialTask]:
+    """The order trials are handed to the workers: the first pending trial of every cell, then the rest,
+    each part in the plan's order.
+
+    A cell's first trial may compute a value that all its repetitions share (``ctx.shared_value``: the
+    DP-FERMI tuning search, 20–60 s); the cell's other trials wait on its lock. In the plan's order the
+    second worker took the same cell's next repetition and waited out the search; now the workers search
+    different cells at once. Which worker runs a trial never changes its bytes (its generator comes from
+    its key), and the results keep the plan's order."""
+    seen: set[tuple[str, str]] = set()
+    first: list[TrialTask] = []
+    rest: list[TrialTask] = []
+    for task in pending:
+        cell = (task.module, task.context.key.params_json)  # the trial's identity less its repetition
+        (rest if cell in seen else first).append(task)
+        seen.add(cell)
+    return first + rest
+
+
 def group_tasks(pending: list[TrialTask]) -> list[list[TrialTask]]:
     """Pending trials in batches: those of a study with ``run_trials`` and an equal, non-``None``
     ``batch_key`` share one batch; every other trial is a batch of one. Batches keep the plan's
@@ -237,7 +256,8 @@ def _execute_batch(batch: list[TrialTask]) -> list[ExecResult]:
 
 
 def _run_pending(pending: list[TrialTask], config: RunConfig) -> Iterator[ExecResult]:
-    for results in run_tasks(_execute_batch, group_tasks(pending), backend=config.backend, jobs=config.jobs):
+    batches = group_tasks(dispatch_order(pending))
+    for results in run_tasks(_execute_batch, batches, backend=config.backend, jobs=config.jobs):
         yield from results
 
 

@@ -7,9 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from repro.engine import runner
 from repro.engine.cache import TrialCache
 from repro.engine.results import write_results
-from repro.engine.runner import RunConfig, group_tasks, plan_trials, run_experiment
+from repro.engine.runner import RunConfig, dispatch_order, group_tasks, plan_trials, run_experiment
 from repro.engine.spec import load_experiment
 from repro.errors import TrialFailedError
 
@@ -85,3 +86,29 @@ def test_groups_keep_the_plan_order(spec) -> None:
     assert [[t.index for t in g] for g in groups] == [[0, 3, 6, 9], [1, 4, 7, 10], [2, 5, 8, 11]]
     singles = group_tasks(plan_trials(spec, RunConfig(overrides={"batch": ["none"]})))
     assert [[t.index for t in g] for g in singles] == [[i] for i in range(12)]
+
+
+def test_workers_start_every_cell_before_a_second_repetition_of_any(spec, tmp_path: Path) -> None:
+    """A cell's first trial may compute a value its repetitions share (the DP-FERMI tuning search) while
+    the others wait on its lock: dispatching the cells' first trials first lets two workers search two
+    cells at once instead of one waiting (issue 23). The plan, and so every output, keeps its order."""
+    tasks = plan_trials(spec, RunConfig(use_cache=False, out=tmp_path))
+    order = dispatch_order(tasks)
+    assert [t.context.repetition for t in order] == [0] * 4 + [1, 2] * 4       # 4 cells x 3 repetitions
+    assert [t.index for t in order[:4]] == [0, 3, 6, 9]
+    assert [t.index for t in order[4:]] == [i for i in range(12) if i % 3]  # the rest in the plan's order
+    assert sorted(t.index for t in order) == list(range(12))
+
+
+def test_the_runner_hands_out_trials_in_dispatch_order(spec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    handed: list[int] = []
+    real = runner.run_tasks
+
+    def spy(fn, batches, **kwargs):
+        handed.extend(t.index for b in batches for t in b)
+        return real(fn, batches, **kwargs)
+
+    monkeypatch.setattr(runner, "run_tasks", spy)
+    outcome = run_experiment(spec, RunConfig(use_cache=False, out=tmp_path, overrides={"batch": ["none"]}))
+    assert handed == [0, 3, 6, 9, 1, 2, 4, 5, 7, 8, 10, 11]
+    assert outcome.trials["repetition"].tolist() == [0, 1, 2] * 4            # trials.csv: the plan's order
