@@ -10,7 +10,12 @@ previous time from ``previous_full_costs.csv`` (the README's "What the full prof
 idle, loaded or estimated, as stated there; ``--profile full`` only). The closing row sums the wall
 times: the cost of ``repro run all`` at that profile, result after result.
 
-    python benchmarks/cost_table.py [RESULTS_DIR] [--profile full] [--experiments experiments]
+Several results folders may be given (runs made in separate sessions); the newest run of a result
+wins. With ``--profile full``, a result whose full profile needs an accelerator (its file offers a
+``cpu`` profile) counts with its ``cpu`` run, as ``repro run all --profile full`` runs it on a machine
+without one; such rows are marked and a second total leaves them out.
+
+    python benchmarks/cost_table.py [RESULTS_DIR ...] [--profile full] [--experiments experiments]
         [--previous benchmarks/previous_full_costs.csv]
 """
 
@@ -70,6 +75,36 @@ def read_runs(results: Path, profile: str, default_variants: dict[str, str] | No
     return runs
 
 
+def read_all_runs(folders: list[Path], profile: str, default_variants: dict[str, str] | None = None,
+                  cpu_stand_ins: set[str] | frozenset[str] = frozenset()) -> dict[str, dict]:
+    """:func:`read_runs` over several folders, the newest run of a result winning; at ``full``, the ``cpu``
+    run of each result of ``cpu_stand_ins`` that has no full run (marked ``"stand_in": "cpu"``)."""
+    runs: dict[str, dict] = {}
+    for profile_read in (profile, "cpu") if profile == "full" and cpu_stand_ins else (profile,):
+        for folder in folders:
+            for rid, run in read_runs(folder, profile_read, default_variants).items():
+                if profile_read != profile:
+                    if rid not in cpu_stand_ins or runs.get(rid, {}).get("profile") == profile:
+                        continue
+                    run = {**run, "stand_in": "cpu"}
+                if rid not in runs or str(run.get("finished_at", "")) > str(runs[rid].get("finished_at", "")):
+                    runs[rid] = run
+    return runs
+
+
+def read_cpu_profiles(experiments: Path) -> set[str]:
+    """Result ids (and aliases) whose experiment file offers a ``cpu`` profile (their full one needs an accelerator)."""
+    out = set()
+    for path in sorted(experiments.glob("*.toml")):
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if "cpu" in data.get("profiles", {}) and "id" in data:
+            out.update(str(rid) for rid in (data["id"], *data.get("aliases", ())))
+    return out
+
+
 def read_declared(experiments: Path, profile: str) -> dict[str, float]:
     """result id (and its aliases) -> the ``est_seconds`` its experiment file declares for ``profile``."""
     out = {}
@@ -107,11 +142,14 @@ def table(runs: dict[str, dict], previous: dict[str, Previous], declared: dict[s
     lines = ["| result | wall time | trials (cached) | jobs | trial seconds | declared | measured/declared "
              "| previous | change |",
              "|---|---|---|---|---|---|---|---|---|"]
-    total = total_declared = 0.0
+    total = total_declared = stand_in_total = 0.0
     for rid in sorted(runs):
         run = runs[rid]
         wall = float(run.get("wall_seconds", 0.0))
         total += wall
+        stand_in = run.get("stand_in")
+        if stand_in:
+            stand_in_total += wall
         prev = previous.get(rid)
         if prev is None:
             before, change = "—", ""
@@ -121,29 +159,39 @@ def table(runs: dict[str, dict], previous: dict[str, Previous], declared: dict[s
             change = f"{wall / prev.seconds:.2f}×" if prev.seconds else ""
         cached = int(run.get("n_cached", 0))
         trials = f"{run.get('n_trials', '?')} ({cached})" if cached else str(run.get("n_trials", "?"))
-        est = declared.get(rid)
+        est = declared.get(f"{rid}@{stand_in}" if stand_in else rid)
         total_declared += est or 0.0
         ratio = f"{wall / est:.2f}" if est else ""
-        lines.append(f"| `{rid}` | {duration(wall)} | {trials} | {run.get('jobs', '?')} | "
+        if stand_in:
+            before, change = f"{stand_in} profile: no full run without an accelerator", ""
+        label = f"`{rid}` ({stand_in} profile)" if stand_in else f"`{rid}`"
+        lines.append(f"| {label} | {duration(wall)} | {trials} | {run.get('jobs', '?')} | "
                      f"{float(run.get('trial_seconds_total', 0.0)):.0f} | {duration(est)} | {ratio} | "
                      f"{before} | {change} |")
     lines.append(f"| **all {len(runs)} results** | **{duration(total)}** | | | | {duration(total_declared)} | | | |")
+    n_stand_in = sum(1 for run in runs.values() if run.get("stand_in"))
+    if n_stand_in:
+        lines.append(f"| **without the {n_stand_in} cpu-profile row{'s' if n_stand_in > 1 else ''}** | "
+                     f"**{duration(total - stand_in_total)}** | | | | | | | |")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", nargs="?", type=Path, default=Path("results"))
+    parser.add_argument("results", nargs="*", type=Path, default=[Path("results")])
     parser.add_argument("--profile", default="full")
     parser.add_argument("--previous", type=Path, default=PREVIOUS)
     parser.add_argument("--experiments", type=Path, default=EXPERIMENTS)
     args = parser.parse_args(argv)
-    runs = read_runs(args.results, args.profile, read_default_variants(args.experiments))
+    stand_ins = read_cpu_profiles(args.experiments) if args.profile == "full" else set()
+    runs = read_all_runs(args.results, args.profile, read_default_variants(args.experiments), stand_ins)
     if not runs:
-        raise SystemExit(f"no complete {args.profile!r} run.json under {args.results}; "
+        raise SystemExit(f"no complete {args.profile!r} run.json under {', '.join(map(str, args.results))}; "
                          f"run `repro run all --profile {args.profile}` first")
     previous = read_previous(args.previous) if args.profile == "full" else {}
-    print(table(runs, previous, read_declared(args.experiments, args.profile)))
+    declared = read_declared(args.experiments, args.profile)
+    declared.update({f"{rid}@cpu": est for rid, est in read_declared(args.experiments, "cpu").items()})
+    print(table(runs, previous, declared))
 
 
 if __name__ == "__main__":

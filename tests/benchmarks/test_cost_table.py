@@ -104,3 +104,29 @@ def test_only_the_default_variant_counts(cost_table, tmp_path: Path) -> None:
     write_run(res, "h", "full", variant="x", wall_seconds=7.0)   # no variants declared: kept as it is
     runs = cost_table.read_runs(res, "full", defaults)
     assert runs["dpfermi-fig-2"]["wall_seconds"] == 1204.0 and runs["h"]["wall_seconds"] == 7.0
+
+
+def test_several_folders_and_the_cpu_stand_in(cost_table, tmp_path: Path) -> None:
+    """Runs made in two sessions count together (the newest run of a result wins), and a result whose full
+    profile needs an accelerator counts with its cpu run, as `repro run all --profile full` runs it here."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    write_run(old, "dpfermi-fig-2", "full", wall_seconds=1204.0)
+    write_run(old, "thesis-fig-5.1", "full", wall_seconds=900.0)
+    write_run(new, "thesis-fig-5.1", "full", wall_seconds=715.0, finished_at="2026-11-28T10:00:00+0000")
+    write_run(new, "dpfermi-fig-5", "cpu", profile="cpu", wall_seconds=1400.0)
+    write_run(new, "dpfermi-fig-2", "cpu", profile="cpu", wall_seconds=1.0)  # offers no cpu profile: ignored
+    stand_ins = cost_table.read_cpu_profiles(SCRIPT.parents[1] / "experiments")
+    assert stand_ins == {"dpfermi-fig-5"}
+    runs = cost_table.read_all_runs([old, new], "full", None, stand_ins)
+    assert {rid: r["wall_seconds"] for rid, r in runs.items()} == {
+        "dpfermi-fig-2": 1204.0, "thesis-fig-5.1": 715.0, "dpfermi-fig-5": 1400.0}
+    assert runs["dpfermi-fig-5"]["stand_in"] == "cpu" and "stand_in" not in runs["thesis-fig-5.1"]
+    lines = cost_table.table(runs, {}, {"dpfermi-fig-5@cpu": 1400.0}).splitlines()
+    rows = {line.split("|")[1].strip(): line for line in lines[2:]}
+    assert rows["`dpfermi-fig-5` (cpu profile)"].startswith("| `dpfermi-fig-5` (cpu profile) | 23 min 20 s |")
+    assert "| 1.00 |" in rows["`dpfermi-fig-5` (cpu profile)"]
+    assert rows["**all 3 results**"].startswith("| **all 3 results** | **55 min 19 s** |")   # 1204 + 715 + 1400
+    assert rows["**without the 1 cpu-profile row**"].startswith(
+        "| **without the 1 cpu-profile row** | **31 min 59 s** |")                           # 1204 + 715
+    write_run(new, "dpfermi-fig-5", "full", wall_seconds=9000.0)   # a real full run (a GPU machine) wins
+    assert "stand_in" not in cost_table.read_all_runs([old, new], "full", None, stand_ins)["dpfermi-fig-5"]
