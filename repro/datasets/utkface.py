@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from repro.datasets.sources import get_source
-from repro.datasets.store import data_dir, fetch
+from repro.datasets.store import data_dir, exclusive_lock, fetch
 from repro.errors import ChecksumMismatchError, DataUnavailableError, InvalidParameterError
 
 __all__ = [
@@ -189,13 +189,22 @@ def image_folder() -> Path:
     stamp_sha = get_source(LIST_SOURCE).sha256
     folder = _cache_root() / _FOLDER
     stamp = _cache_root() / f"{_FOLDER}.verified"
-    if folder.is_dir() and stamp.is_file() and stamp.read_text(encoding="utf-8").strip() == stamp_sha:
+
+    def verified() -> bool:
+        return folder.is_dir() and stamp.is_file() and stamp.read_text(encoding="utf-8").strip() == stamp_sha
+
+    if verified():
         return folder
-    expected = read_image_list(list_path)
-    archive = fetch(ARCHIVE_SOURCE)
-    log.info("extracting and verifying %d UTKFace images into %s", len(expected), folder)
-    extract_verified(archive, expected, folder)
-    stamp.write_text(stamp_sha + "\n", encoding="utf-8")
+    # workers of one run (--jobs 2) reach here together on a fresh cache: one extracts, the others wait
+    # and reuse its folder (a second extraction replaced the folder while the first worker read it)
+    with exclusive_lock(_cache_root() / f".{_FOLDER}.lock"):
+        if verified():
+            return folder
+        expected = read_image_list(list_path)
+        archive = fetch(ARCHIVE_SOURCE)
+        log.info("extracting and verifying %d UTKFace images into %s", len(expected), folder)
+        extract_verified(archive, expected, folder)
+        stamp.write_text(stamp_sha + "\n", encoding="utf-8")
     return folder
 
 
@@ -270,6 +279,16 @@ def load_images(resolution: int, indices: np.ndarray | None = None) -> np.ndarra
     folder = image_folder()
     if indices is not None and len(indices) <= DIRECT_DECODE_MAX:
         return decode_images(folder, [index.names[i] for i in np.asarray(indices)], resolution)
+    with exclusive_lock(path.with_suffix(".lock")):  # one worker decodes; the others load its array
+        if path.is_file():
+            arr = np.load(path, mmap_mode="r")
+            return np.asarray(arr if indices is None else arr[np.asarray(indices)])
+        return _decode_into_cache(folder, index, resolution, path, indices)
+
+
+def _decode_into_cache(folder: Path, index: UTKFaceIndex, resolution: int, path: Path,
+                       indices: np.ndarray | None) -> np.ndarray:
+    """Decode every usable image at ``resolution`` and write the array cache atomically."""
     log.info("decoding %d UTKFace images at %d px into %s (once per resolution)", index.n, resolution, path)
     arr = decode_images(folder, index.names, resolution)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")

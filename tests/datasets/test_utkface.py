@@ -147,3 +147,45 @@ def test_real_archive_index_and_images(
     folder = utkface.image_folder()
     assert len([p for p in folder.iterdir() if p.name.endswith(".jpg")]) == 23_708
     assert not list(isolated_data_env.glob("utkface/*.npy"))  # no full decode for a subset
+
+
+def test_workers_extracting_together_extract_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression (a full `dpfermi-fig-5 --profile cpu --jobs 2` run on a fresh data cache failed): two
+    workers both found no extracted folder, both extracted, and the second replaced the folder while the
+    first was decoding from it (FileNotFoundError). Now one extracts and the other waits and reuses it."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    images = {n: _jpeg(i) for i, n in enumerate(NAMES)}
+    archive = _archive(tmp_path, {f"UTKFace/{n}": b for n, b in images.items()})
+    listing = tmp_path / "list.txt"
+    listing.write_text("".join(f"{h}  {n}\n" for n, h in _listing(images).items()))
+    monkeypatch.setattr(utkface, "fetch", lambda src: listing if src == utkface.LIST_SOURCE else archive)
+    monkeypatch.setattr(utkface, "get_source", lambda src: SimpleNamespace(sha256="f" * 64))
+    monkeypatch.setattr(utkface, "_cache_root", lambda: tmp_path / "cache")
+    calls = []
+    real = utkface.extract_verified
+
+    def slow_extract(*args, **kwargs):
+        calls.append(threading.current_thread().name)
+        time.sleep(0.5)  # the other worker checks the cache meanwhile
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(utkface, "extract_verified", slow_extract)
+    folders, errors = [], []
+
+    def worker() -> None:
+        try:
+            folder = utkface.image_folder()
+            folders.append(sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")))
+        except Exception as err:  # noqa: BLE001 - reported by the assertion below
+            errors.append(err)
+
+    threads = [threading.Thread(target=worker, name=f"w{i}") for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(calls) == 1
+    assert folders == [sorted(NAMES)] * 2
