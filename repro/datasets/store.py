@@ -51,7 +51,6 @@ __all__ = [
     "VerifyRow",
     "cached_path",
     "check_data_dir",
-    "exclusive_lock",
     "data_dir",
     "dataset_checksums",
     "fetch",
@@ -93,25 +92,6 @@ def data_dir() -> Path:
     """The cache folder: ``$REPRO_DATA_DIR``, default ``./data`` (absolute path)."""
     raw = os.environ.get(ENV_DATA_DIR) or DEFAULT_DATA_DIR
     return Path(raw).expanduser().absolute()
-
-
-@contextlib.contextmanager
-def exclusive_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive POSIX lock on ``path`` (created if absent) for the block: parallel workers that
-    build the same cache entry take turns, and each re-checks the entry once it holds the lock. Without
-    POSIX locks (Windows) the block runs unlocked."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        try:
-            import fcntl
-        except ImportError:
-            yield
-            return
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def mirror_dir() -> Path | None:

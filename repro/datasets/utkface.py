@@ -28,6 +28,7 @@ What this module does (every choice):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -37,13 +38,14 @@ import re
 import shutil
 import tarfile
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from repro.datasets.sources import get_source
-from repro.datasets.store import data_dir, exclusive_lock, fetch
+from repro.datasets.store import data_dir, fetch
 from repro.errors import ChecksumMismatchError, DataUnavailableError, InvalidParameterError
 
 __all__ = [
@@ -171,6 +173,25 @@ def extract_verified(archive: Path, expected: dict[str, str], dest: Path) -> Pat
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return dest
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive POSIX lock on ``path`` (created if absent) for the block: the workers of one run
+    that build the same cache entry take turns, each re-checking the entry once it holds the lock. Without
+    POSIX locks (Windows) the block runs unlocked."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        try:
+            import fcntl
+        except ImportError:
+            yield
+            return
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _cache_root() -> Path:
