@@ -4,7 +4,9 @@ The runner used to hand trials to the workers in the plan's order (cell by cell,
 so the second worker took the same cell's repetition 1 and waited on the lock of the cell's shared
 value (the DP-FERMI tuning search, computed by its first trial) for 20–60 s per cell. It now hands
 out the first trial of every cell first (:func:`repro.engine.runner.dispatch_order`). This script runs
-one result both ways on an empty cache each and checks that trials.csv is the same apart from timing.
+one result both ways, each in a fresh process (its own worker pool: no per-process memo of the other
+arm, such as a tuning value, carries over) on an empty cache, and checks that trials.csv is the same
+apart from timing.
 
     REPRO_DATA_MIRROR=../shared/data python benchmarks/dispatch_order.py dpfermi-fig-9 --seeds 3 --jobs 2
 """
@@ -12,7 +14,10 @@ one result both ways on an empty cache each and checks that trials.csv is the sa
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,6 +27,22 @@ from repro.engine.runner import RunConfig, run_experiment
 from repro.engine.spec import get_experiment
 
 
+def run_arm(args: argparse.Namespace) -> None:
+    """One arm in this (fresh) process: its own worker pool, so no per-process cache of the other arm helps."""
+    spec = get_experiment(args.experiment)
+    overrides = {k: v.split(",") for k, v in (s.split("=", 1) for s in args.sets)}
+    if args.arm == "plan":
+        runner.dispatch_order = lambda pending: list(pending)
+    with tempfile.TemporaryDirectory() as tmp:
+        config = RunConfig(profile=args.profile, seeds=args.seeds, jobs=args.jobs, out=Path(tmp), overrides=overrides)
+        start = time.perf_counter()
+        outcome = run_experiment(spec, config)
+        wall = time.perf_counter() - start
+    outcome.trials.drop(columns=["seconds", "cached"]).to_csv(args.trials_csv, index=False)
+    print(json.dumps({"wall": wall, "trial_seconds": outcome.trial_seconds, "n": outcome.n_trials,
+                      "load": os.getloadavg()[0]}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("experiment")
@@ -29,27 +50,28 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=None)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=V[,V...]")
+    parser.add_argument("--arm", choices=("plan", "dispatch"), help=argparse.SUPPRESS)
+    parser.add_argument("--trials-csv", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    spec = get_experiment(args.experiment)
-    overrides = {k: v.split(",") for k, v in (s.split("=", 1) for s in args.sets)}
-    dispatch = runner.dispatch_order
-    print(f"{spec.id} --profile {args.profile} --seeds {args.seeds} --jobs {args.jobs} {args.sets}; "
+    if args.arm:
+        run_arm(args)
+        return
+    print(f"{args.experiment} --profile {args.profile} --seeds {args.seeds} --jobs {args.jobs} {args.sets}; "
           f"load average at start {os.getloadavg()[0]:.2f}")
-    trials = {}
-    for name, order in (("plan order (before)", lambda pending: list(pending)), ("dispatch order (after)", dispatch)):
-        runner.dispatch_order = order
-        with tempfile.TemporaryDirectory() as tmp:
-            config = RunConfig(profile=args.profile, seeds=args.seeds, jobs=args.jobs, out=Path(tmp),
-                               overrides=overrides)
-            start = time.perf_counter()
-            outcome = run_experiment(spec, config)
-            wall = time.perf_counter() - start
-        trials[name] = outcome.trials.drop(columns=["seconds", "cached"])
-        print(f"  {name:<24} {wall:7.1f} s wall, {outcome.trial_seconds:7.1f} trial-seconds, "
-              f"{outcome.n_trials} trials; load average now {os.getloadavg()[0]:.2f}")
-    runner.dispatch_order = dispatch
-    before, after = trials.values()
-    print("  trials.csv identical apart from timing:", before.equals(after))
+    tables = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for arm, name in (("plan", "plan order (before)"), ("dispatch", "dispatch order (after)")):
+            csv = Path(tmp) / f"{arm}.csv"
+            extra = [a for s in args.sets for a in ("--set", s)]
+            seeds = ["--seeds", str(args.seeds)] if args.seeds else []
+            out = subprocess.run([sys.executable, __file__, args.experiment, "--profile", args.profile, *seeds,
+                                  "--jobs", str(args.jobs), *extra, "--arm", arm, "--trials-csv", str(csv)],
+                                 check=True, capture_output=True, text=True).stdout
+            r = json.loads(out.strip().splitlines()[-1])
+            print(f"  {name:<24} {r['wall']:7.1f} s wall, {r['trial_seconds']:7.1f} trial-seconds, {r['n']} trials; "
+                  f"load average now {r['load']:.2f}")
+            tables.append(csv.read_text())
+    print("  trials.csv identical apart from timing:", tables[0] == tables[1])
 
 
 if __name__ == "__main__":
