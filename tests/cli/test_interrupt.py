@@ -35,7 +35,13 @@ def test_interrupt_in_process_exits_130_with_one_line(toy_env: Path) -> None:
     lines = [ln for ln in result.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and "Aborted" not in result.output and "Traceback" not in result.output
     assert "trial cache is intact" in lines[0] and "rerun the same command" in lines[0]
-    assert cached_entries(toy_env, "toy-int") == 2  # reps 0 and 1 of the first cell ran before rep 2
+    # the workers get every cell's repetition 0 first (runner.dispatch_order), then the first cell's 1 and 2:
+    # exactly the trials handed out before the first repetition 2 ran, and were cached
+    from repro.engine.runner import RunConfig, dispatch_order, plan_trials
+    from repro.engine.spec import get_experiment
+
+    order = [t.context.repetition for t in dispatch_order(plan_trials(get_experiment("toy-int"), RunConfig()))]
+    assert cached_entries(toy_env, "toy-int") == order.index(2) > 2
     assert not (toy_env / "toy-int").exists()  # no result folder for an interrupted run
 
 
