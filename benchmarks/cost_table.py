@@ -93,16 +93,12 @@ def read_all_runs(folders: list[Path], profile: str, default_variants: dict[str,
 
 
 def read_cpu_profiles(experiments: Path) -> set[str]:
-    """Result ids (and aliases) whose experiment file offers a ``cpu`` profile (their full one needs an accelerator)."""
-    out = set()
-    for path in sorted(experiments.glob("*.toml")):
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if "cpu" in data.get("profiles", {}) and "id" in data:
-            out.update(str(rid) for rid in (data["id"], *data.get("aliases", ())))
-    return out
+    """Result ids (and aliases) whose experiment offers a ``cpu`` profile (their full one needs an accelerator),
+    from the merged specs (:func:`repro.engine.spec.load_all`, as :func:`read_default_variants`)."""
+    from repro.engine.spec import load_all
+
+    return {rid for spec in load_all(experiments).values() if "cpu" in spec.profiles
+            for rid in (spec.id, *spec.aliases)}
 
 
 def read_declared(experiments: Path, profile: str) -> dict[str, float]:
