@@ -319,12 +319,19 @@ def _psi_value(F: np.ndarray, s: np.ndarray, W: np.ndarray, inv_sqrt_p: np.ndarr
     return float(np.mean(-(f * col_sq[None, :]).sum(1) + 2 * inv_sqrt_p[s] * (W[s] * f).sum(1)) - 1)
 
 
+def _positive(f: np.ndarray) -> np.ndarray:
+    """P(Ŷ = 1) of every sample and model from ``f``: column 1 of the class probabilities (m, G, l ≥ 2),
+    or the one column of a logistic head's (m, G, 1) array, which the training loop passes for the
+    one-term ERMI (it reads nothing else, so the two-column stack is never built)."""
+    return f[..., 1] if f.shape[-1] > 1 else f[..., 0]
+
+
 def _psi_dz(f: np.ndarray, s: np.ndarray, W: np.ndarray, isp: np.ndarray, form: str, group: int,
             head: str = "logistic") -> tuple[np.ndarray, np.ndarray]:
     """dψ̂_i/dz of every sample, model and logit, split into the part that does not depend on s_i and
     the part that does (spec §3: "Only the second term of each gradient depends on s_i"); (m, G, L)."""
     if form == "code_1x1":
-        F = f[..., 1]
+        F = _positive(f)
         dF = F * (1 - F)
         w = W[:, 0, 0]
         ind = (s == group).astype(float)
@@ -339,17 +346,18 @@ def _psi_dz(f: np.ndarray, s: np.ndarray, W: np.ndarray, isp: np.ndarray, form: 
             f * (c_se - np.sum(f * c_se, axis=2, keepdims=True)))
 
 
-def _w_grad_sum(a: np.ndarray, f: np.ndarray, s: np.ndarray, W: np.ndarray, isp: np.ndarray, form: str,
+def _w_grad_sum(a: np.ndarray | None, f: np.ndarray, s: np.ndarray, W: np.ndarray, isp: np.ndarray, form: str,
                 group: int) -> np.ndarray:
-    """Σ_i a_ig ∇_W ψ̂_i of every model g in closed form; ``a`` is (m, G); returns W's shape."""
+    """Σ_i a_ig ∇_W ψ̂_i of every model g in closed form; ``a`` is (m, G), or ``None`` for all ones (the
+    unclipped sum; the same bytes as passing ones, without the products); returns W's shape."""
     if form == "code_1x1":
-        aF = a * f[..., 1]
+        aF = _positive(f) if a is None else a * _positive(f)
         w = W[:, 0, 0]
         out = -2 * w * aF.sum(axis=0) + 2 * isp[group] * aF[s == group].sum(axis=0)
         return out[:, None, None]
     m, G, lab = f.shape
     k = W.shape[1]
-    af = a[:, :, None] * f                                                # (m, G, l)
+    af = f if a is None else a[:, :, None] * f                                               # (m, G, l)
     onehot = (s[:, None] == np.arange(k)[None, :]).astype(float) * isp[s][:, None]
     sens = (onehot.T @ af.reshape(m, G * lab)).reshape(k, G, lab)
     return -2 * W * af.sum(axis=0)[:, None, :] + 2 * sens.transpose(1, 0, 2)
@@ -359,7 +367,7 @@ def _w_grad_sqnorm(f: np.ndarray, s: np.ndarray, W: np.ndarray, isp: np.ndarray,
                    group: int) -> np.ndarray:
     """‖∇_W ψ̂_i‖²_F of every sample and model in closed form, (m, G)."""
     if form == "code_1x1":
-        F = f[..., 1]
+        F = _positive(f)
         w = W[:, 0, 0]
         return (-2 * w[None, :] * F + 2 * isp[group] * F * (s == group)[:, None]) ** 2
     col_sq = np.sum(W * W, axis=1)                            # (G, l)
@@ -380,8 +388,9 @@ def _w_sensitivity(isp: np.ndarray, form: str, group: int) -> float:
 
 def _project(W: np.ndarray, kind: str, radius: float | np.ndarray) -> np.ndarray:
     """Per model (axis 0): Frobenius ball of ``radius`` or the entrywise box [−radius, radius];
-    ``radius`` is a scalar or one value per model."""
-    radius = np.broadcast_to(np.asarray(radius, dtype=float), (W.shape[0],))
+    ``radius`` is a scalar or one float value per model."""
+    if not (isinstance(radius, np.ndarray) and radius.dtype == np.float64 and radius.shape == (W.shape[0],)):
+        radius = np.broadcast_to(np.asarray(radius, dtype=float), (W.shape[0],))
     if kind == "box":
         return np.clip(W, -radius[:, None, None], radius[:, None, None])
     norm = np.sqrt(np.sum(W * W, axis=(1, 2)))
@@ -501,7 +510,7 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
     G = len(configs)
     lam = np.array([c.lam for c in configs])
     clip = np.array([c.clip_norm for c in configs])      # per-model L (or C): (G,)
-    radius = np.array([c.w_radius for c in configs])     # per-model D
+    radius = np.array([c.w_radius for c in configs], dtype=float)     # per-model D
     lr_th = np.array([c.lr_theta for c in configs])
     lr_w = np.array([c.lr_w for c in configs])
     form, group, mode = cfg.ermi_form, cfg.code_group, cfg.theta_clip
@@ -533,7 +542,7 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
 
     kept = None
     for t, idx in enumerate(_batch_indices(n, cfg, rng), start=1):
-        XB, YB, sB, yB = X[idx], Y[idx], s[idx], yi[idx]
+        XB, YB, sB, yB = np.take(X, idx, axis=0), Y[idx], s[idx], yi[idx]   # take: the same rows, ≈ 25 % faster
         m = sB.size
         Z = (XB @ Th.reshape(d, G * L)).reshape(m, G, L) + b[None]
         if softmax_head:
@@ -542,7 +551,8 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
             coef = f - YB[:, None, :]                 # d(per-sample CE)/dz, (m, G, L)
         else:
             F = expit(Z[..., 0])
-            f = np.stack([1 - F, F], axis=2)
+            # the one-term ERMI reads only P(Ŷ = 1) (:func:`_positive`): no (m, G, 2) stack per step
+            f = F[..., None] if form == "code_1x1" else np.stack([1 - F, F], axis=2)
             coef = (F - YB)[..., None]                # d(per-sample BCE)/dz, (m, G, 1)
         sens = np.zeros_like(coef) if mode == "sensitive" else None
         rows = {}
@@ -599,8 +609,7 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
                 r = rows[lab]
                 n_r = f[r].shape[0]
                 m_lab = mm if (lab is None or cfg.eo_weighting == "label_prior") else max(n_r, 1)
-                gW = lam[:, None, None] * _w_grad_sum(np.ones((n_r, G)), f[r], sB[r], Ws[lab], isp[lab],
-                                                      form, group) / m_lab
+                gW = lam[:, None, None] * _w_grad_sum(None, f[r], sB[r], Ws[lab], isp[lab], form, group) / m_lab
                 if draw_w:
                     gW = gW + rng.standard_normal(shape)[None] * w_std[lab][:, None, None]
                 Ws[lab] = _project(Ws[lab] + lr_w[:, None, None] * gW, cfg.w_projection, radius)

@@ -103,7 +103,7 @@ def train_dp_sgd_logistic(X: np.ndarray, y: np.ndarray, *, noise_multiplier: flo
     for _ in range(steps):
         idx = poisson_batch(n, q, rng=rng)
         total += idx.size
-        gw, gb = private_gradient(X[idx], y[idx], w, b, clip_norm=clip_norm, noise_std=sigma,
+        gw, gb = private_gradient(np.take(X, idx, axis=0), y[idx], w, b, clip_norm=clip_norm, noise_std=sigma,
                                   denominator=expected, rng=rng, row_norm=row_norm[idx])
         w = w - lr * gw
         b = b - lr * gb

@@ -92,6 +92,22 @@ def test_core_without_noise_penalty_or_clipping_is_minibatch_sgd() -> None:
     assert out.b[0] == pytest.approx(b, abs=1e-12)
 
 
+def test_core_default_labels_and_weights_equal_explicit_arrays_bytewise() -> None:
+    """Issue 23: without ``labels``/``sample_weight`` the step uses y (n,) and no product by ones; the models
+    must equal, byte for byte, a run given y repeated per model and all-ones weights."""
+    X, y, s = _data(500)
+    for fairness in ("dp", "eo"):
+        lay = cell_layout(s, y, fairness)
+        kw = dict(weights=np.full((3, lay.n_cells), 0.4), noise_multiplier=0.9, clip_norm=1.0, lr=0.2,
+                  batch_size=80, steps=25)
+        short = train_batched_dp_sgd(X, y, lay, rng=np.random.default_rng(4), **kw)
+        long = train_batched_dp_sgd(X, y, lay, rng=np.random.default_rng(4), **kw,
+                                    labels=np.repeat(y[:, None].astype(float), 3, axis=1),
+                                    sample_weight=np.ones((500, 3)))
+        np.testing.assert_array_equal(short.w, long.w)
+        np.testing.assert_array_equal(short.b, long.b)
+
+
 def test_core_noise_has_the_stated_std() -> None:
     """One step with z = 2 minus the same step with z = 0 (same batch) is N(0, (zC)²)/m̄ per coordinate."""
     X, y, s = _data(200)

@@ -473,3 +473,33 @@ def test_strict_modes_theta_noise_std_end_to_end(mode: str) -> None:
     expected = cfg.lr_theta * std * math.sqrt(noisy.steps) / int(1000 * noisy.sampling_probability)
     assert noisy.steps == 20
     assert np.std(moved) == pytest.approx(expected, rel=0.15)
+
+
+@pytest.mark.parametrize("form", ["full", "code_1x1"])
+def test_step_short_paths_give_the_same_bytes(form: str) -> None:
+    # issue 23: the training loop passes P(Ŷ=1) alone as (m, G, 1) for the one-term ERMI, ``None`` for an
+    # all-ones weight, and a per-model float radius array; each shortcut must equal the long form exactly
+    from repro.learners.dp_fermi import _positive, _project, _psi_dz, _w_grad_sqnorm, _w_grad_sum
+
+    rng = np.random.default_rng(21)
+    m, G, k = 50, 4, 3
+    F = rng.random((m, G))
+    f = np.stack([1 - F, F], axis=2)
+    s = rng.integers(0, k, m)
+    inv = 1 / np.sqrt(np.array([0.2, 0.3, 0.5]))
+    W = rng.normal(size=(G, 1, 1) if form == "code_1x1" else (G, k, 2))
+    np.testing.assert_array_equal(_w_grad_sum(None, f, s, W, inv, form, 1),
+                                  _w_grad_sum(np.ones((m, G)), f, s, W, inv, form, 1))
+    if form == "code_1x1":
+        np.testing.assert_array_equal(_positive(F[..., None]), _positive(f))
+        for a, b in zip(_psi_dz(F[..., None], s, W, inv, form, 1), _psi_dz(f, s, W, inv, form, 1), strict=True):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(_w_grad_sum(None, F[..., None], s, W, inv, form, 1),
+                                      _w_grad_sum(np.ones((m, G)), f, s, W, inv, form, 1))
+        np.testing.assert_array_equal(_w_grad_sqnorm(F[..., None], s, W, inv, form, 1),
+                                      _w_grad_sqnorm(f, s, W, inv, form, 1))
+    big = 3 * W
+    for kind in ("frobenius", "box"):
+        ref = _project(big, kind, [1, 2, 3, 4])
+        np.testing.assert_array_equal(_project(big, kind, np.array([1.0, 2.0, 3.0, 4.0])), ref)
+        np.testing.assert_array_equal(_project(big, kind, 2), _project(big, kind, np.full(G, 2.0)))
