@@ -555,11 +555,12 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
             f = F[..., None] if form == "code_1x1" else np.stack([1 - F, F], axis=2)
             coef = (F - YB)[..., None]                # d(per-sample BCE)/dz, (m, G, 1)
         sens = np.zeros_like(coef) if mode == "sensitive" else None
-        rows = {}
+        rows, parts = {}, {}   # per label part: its rows, and (f, s) of those rows, gathered once per step
         for lab in labels:
             r = slice(None) if lab is None else (yB == lab)
             rows[lab] = r
-            ns, se = _psi_dz(f[r], sB[r], Ws[lab], isp[lab], form, group, cfg.head)
+            parts[lab] = f[r], sB[r]
+            ns, se = _psi_dz(*parts[lab], Ws[lab], isp[lab], form, group, cfg.head)
             weight = (m / max(int(np.count_nonzero(r)), 1)
                       if (lab is not None and cfg.eo_weighting == "sum") else 1.0)
             if mode == "sensitive":
@@ -573,7 +574,7 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
             if mode == "per_sample":
                 gn2 = np.sum(coef * coef, axis=2) * row_norm**2
                 for lab in labels:
-                    gn2[rows[lab]] += _w_grad_sqnorm(f[rows[lab]], sB[rows[lab]], Ws[lab], isp[lab], form, group)
+                    gn2[rows[lab]] += _w_grad_sqnorm(*parts[lab], Ws[lab], isp[lab], form, group)
                 w_coef = np.minimum(1.0, clip[None, :] / (np.sqrt(gn2) + 1e-6))
                 coef = coef * w_coef[..., None]
             else:
@@ -589,7 +590,7 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
             b = b - (lr_th / denom)[:, None] * gb
             for lab in labels:
                 r = rows[lab]
-                gW = _w_grad_sum(w_coef[r], f[r], sB[r], Ws[lab], isp[lab], form, group)
+                gW = _w_grad_sum(w_coef[r], *parts[lab], Ws[lab], isp[lab], form, group)
                 if draw_w:
                     gW = gW + rng.standard_normal(shape)[None] * w_std[lab][:, None, None]
                 Ws[lab] = _project(Ws[lab] + (lr_w / denom)[:, None, None] * gW, cfg.w_projection, radius)
@@ -606,10 +607,9 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
             Th = Th - lr_th[None, :, None] * gw
             b = b - lr_th[:, None] * gb
             for lab in labels:
-                r = rows[lab]
-                n_r = f[r].shape[0]
+                n_r = parts[lab][0].shape[0]
                 m_lab = mm if (lab is None or cfg.eo_weighting == "label_prior") else max(n_r, 1)
-                gW = lam[:, None, None] * _w_grad_sum(None, f[r], sB[r], Ws[lab], isp[lab], form, group) / m_lab
+                gW = lam[:, None, None] * _w_grad_sum(None, *parts[lab], Ws[lab], isp[lab], form, group) / m_lab
                 if draw_w:
                     gW = gW + rng.standard_normal(shape)[None] * w_std[lab][:, None, None]
                 Ws[lab] = _project(Ws[lab] + lr_w[:, None, None] * gW, cfg.w_projection, radius)
