@@ -48,20 +48,20 @@ def _group(func: tuple[str, int, str]) -> str:
     return "other (Python builtins, interpreter)"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_trial_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that name one planned trial (shared with ``warm_trial.py``)."""
     parser.add_argument("experiment")
     parser.add_argument("--profile", default="full")
     parser.add_argument("--variant", default=None)
     parser.add_argument("--cell", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--rep", type=int, default=0)
-    parser.add_argument("--cold", action="store_true", help="profile the first run (data loading included)")
-    parser.add_argument("--top", type=int, default=20)
-    args = parser.parse_args()
 
+
+def planned_trial(args: argparse.Namespace):
+    """(task, its study module, number of planned trials): the first trial of ``args.experiment`` planned as
+    ``repro run`` plans it whose cell matches every ``--cell`` at repetition ``--rep``; no trial cache."""
     import importlib
 
-    from repro.engine.backends import single_threaded
     from repro.engine.runner import RunConfig, plan_trials
     from repro.engine.spec import get_experiment
 
@@ -72,9 +72,20 @@ def main() -> None:
                and all(str(t.cell.get(k)) == v for k, v in wanted.items())]
     if not matches:
         raise SystemExit(f"no trial of {args.experiment} [{args.profile}] matches {wanted} at repetition {args.rep}")
-    task = matches[0]
-    module = importlib.import_module(task.module)
-    print(f"{args.experiment} [{args.profile}] trial {task.index + 1}/{len(tasks)}: cell {task.cell}, rep {args.rep}")
+    return matches[0], importlib.import_module(matches[0].module), len(tasks)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_trial_arguments(parser)
+    parser.add_argument("--cold", action="store_true", help="profile the first run (data loading included)")
+    parser.add_argument("--top", type=int, default=20)
+    args = parser.parse_args()
+
+    from repro.engine.backends import single_threaded
+
+    task, module, n_tasks = planned_trial(args)
+    print(f"{args.experiment} [{args.profile}] trial {task.index + 1}/{n_tasks}: cell {task.cell}, rep {args.rep}")
     with single_threaded():
         if not args.cold:
             c0, w0 = time.process_time(), time.perf_counter()

@@ -2,7 +2,7 @@
 
 Plans the experiment as ``repro run`` does, picks the first trial whose cell matches every
 ``--cell KEY=VALUE`` (repetition ``--rep``), pinned to one thread as the runner pins its workers
-(``single_threaded``). One run fills the per-process caches (data, tuning, noise calibration), then
+(``single_threaded``; the trial is chosen as ``profile_trial.py`` chooses it). One run fills the per-process caches (data, tuning, noise calibration), then
 ``--repeat`` runs are timed. No trial cache is read or written. Run it from two checkouts (``PYTHONPATH``)
 for a before/after ratio; ``--digest`` prints a hash of the trial's records, so the two checkouts can be
 shown to give the same bytes.
@@ -15,36 +15,24 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib
 import json
 import os
 import statistics
 import time
 
+from profile_trial import add_trial_arguments, planned_trial  # this folder's sibling script
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("experiment")
-    parser.add_argument("--profile", default="full")
-    parser.add_argument("--cell", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--rep", type=int, default=0)
+    add_trial_arguments(parser)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--digest", action="store_true", help="print a sha256 of the trial's records")
     args = parser.parse_args()
 
     from repro.engine.backends import single_threaded
-    from repro.engine.runner import RunConfig, plan_trials
-    from repro.engine.spec import get_experiment
 
-    spec = get_experiment(args.experiment)
-    tasks = plan_trials(spec, RunConfig(profile=args.profile, use_cache=False))
-    wanted = dict(c.split("=", 1) for c in args.cell)
-    matches = [t for t in tasks if t.context.repetition == args.rep
-               and all(str(t.cell.get(k)) == v for k, v in wanted.items())]
-    if not matches:
-        raise SystemExit(f"no trial of {args.experiment} [{args.profile}] matches {wanted} at repetition {args.rep}")
-    task = matches[0]
-    module = importlib.import_module(task.module)
+    task, module, _ = planned_trial(args)
     times = []
     with single_threaded():
         out = module.run_trial(dict(task.params), task.context)

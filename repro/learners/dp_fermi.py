@@ -388,9 +388,10 @@ def _w_sensitivity(isp: np.ndarray, form: str, group: int) -> float:
 
 def _project(W: np.ndarray, kind: str, radius: float | np.ndarray) -> np.ndarray:
     """Per model (axis 0): Frobenius ball of ``radius`` or the entrywise box [−radius, radius];
-    ``radius`` is a scalar or one float value per model."""
-    if not (isinstance(radius, np.ndarray) and radius.dtype == np.float64 and radius.shape == (W.shape[0],)):
-        radius = np.broadcast_to(np.asarray(radius, dtype=float), (W.shape[0],))
+    ``radius`` is a scalar or one value per model (a float array of those is used as it is)."""
+    radius = np.asarray(radius, dtype=float)
+    if radius.ndim == 0:
+        radius = np.full(W.shape[0], radius)
     if kind == "box":
         return np.clip(W, -radius[:, None, None], radius[:, None, None])
     norm = np.sqrt(np.sum(W * W, axis=(1, 2)))
@@ -510,7 +511,7 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
     G = len(configs)
     lam = np.array([c.lam for c in configs])
     clip = np.array([c.clip_norm for c in configs])      # per-model L (or C): (G,)
-    radius = np.array([c.w_radius for c in configs], dtype=float)     # per-model D
+    radius = np.array([c.w_radius for c in configs], dtype=float)     # per-model D (float: used as is per step)
     lr_th = np.array([c.lr_theta for c in configs])
     lr_w = np.array([c.lr_w for c in configs])
     form, group, mode = cfg.ermi_form, cfg.code_group, cfg.theta_clip

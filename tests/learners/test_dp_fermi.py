@@ -157,18 +157,22 @@ def test_bad_switch_is_reported() -> None:
         DPFermiConfig(lam=-1)
 
 
+def _closed_form_inputs(rng: np.random.Generator, form: str, m: int, G: int, k: int = 3):
+    """(F, f = (1 − F, F), s, 1/√p̂ of 3 groups, W) for the closed-form helpers: m samples, G models."""
+    F = rng.random((m, G))
+    s = rng.integers(0, k, m)
+    W = rng.normal(size=(G, 1, 1) if form == "code_1x1" else (G, k, 2))
+    return F, np.stack([1 - F, F], axis=2), s, 1 / np.sqrt(np.array([0.2, 0.3, 0.5])), W
+
+
 @pytest.mark.parametrize("form", ["full", "code_1x1"])
 def test_batched_closed_forms_match_the_per_sample_oracle(form: str) -> None:
     # the engine's (m, G) closed forms equal G separate explicit per-sample computations
     from repro.learners.dp_fermi import _psi_dz, _w_grad_sqnorm, _w_grad_sum
 
     rng = np.random.default_rng(6)
-    m, G, k = 60, 3, 3
-    F = rng.random((m, G))
-    f = np.stack([1 - F, F], axis=2)
-    s = rng.integers(0, k, m)
-    inv = 1 / np.sqrt(np.array([0.2, 0.3, 0.5]))
-    W = rng.normal(size=(G, 1, 1) if form == "code_1x1" else (G, k, 2))
+    m, G = 60, 3
+    F, f, s, inv, W = _closed_form_inputs(rng, form, m, G)
     a = rng.random((m, G))
     ns, se = _psi_dz(f, s, W, inv, form, 1)
     sums = _w_grad_sum(a, f, s, W, inv, form, 1)
@@ -481,13 +485,8 @@ def test_step_short_paths_give_the_same_bytes(form: str) -> None:
     # all-ones weight, and a per-model float radius array; each shortcut must equal the long form exactly
     from repro.learners.dp_fermi import _positive, _project, _psi_dz, _w_grad_sqnorm, _w_grad_sum
 
-    rng = np.random.default_rng(21)
-    m, G, k = 50, 4, 3
-    F = rng.random((m, G))
-    f = np.stack([1 - F, F], axis=2)
-    s = rng.integers(0, k, m)
-    inv = 1 / np.sqrt(np.array([0.2, 0.3, 0.5]))
-    W = rng.normal(size=(G, 1, 1) if form == "code_1x1" else (G, k, 2))
+    m, G = 50, 4
+    F, f, s, inv, W = _closed_form_inputs(np.random.default_rng(21), form, m, G)
     np.testing.assert_array_equal(_w_grad_sum(None, f, s, W, inv, form, 1),
                                   _w_grad_sum(np.ones((m, G)), f, s, W, inv, form, 1))
     if form == "code_1x1":
