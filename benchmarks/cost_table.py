@@ -15,8 +15,12 @@ wins. With ``--profile full``, a result whose full profile needs an accelerator 
 ``cpu`` profile) counts with its ``cpu`` run, as ``repro run all --profile full`` runs it on a machine
 without one; such rows are marked and a second total leaves them out.
 
+``--previous-results DIR ...`` takes the previous column from other results folders instead of the CSV
+(e.g. each result's own run beside the same results measured by one ``repro run all``), labelled
+``--previous-label``.
+
     python benchmarks/cost_table.py [RESULTS_DIR ...] [--profile full] [--experiments experiments]
-        [--previous benchmarks/previous_full_costs.csv]
+        [--previous benchmarks/previous_full_costs.csv | --previous-results DIR ... [--previous-label TEXT]]
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ class Previous:
     seconds: float | None
     condition: str
     note: str
+    same_profile: bool = False  # measured at the profile the table counts (a cpu stand-in row keeps it)
 
 
 def read_previous(path: Path = PREVIOUS) -> dict[str, Previous]:
@@ -124,6 +129,12 @@ def read_default_variants(experiments: Path) -> dict[str, str]:
     return {rid: spec.default_variant for spec in load_all(experiments).values() for rid in (spec.id, *spec.aliases)}
 
 
+def previous_from_runs(runs: dict[str, dict], label: str) -> dict[str, Previous]:
+    """result id -> its wall time in ``runs`` (from :func:`read_all_runs`), as a previous time labelled ``label``."""
+    return {rid: Previous(float(run.get("wall_seconds", 0.0)), label, "", same_profile=True)
+            for rid, run in runs.items()}
+
+
 def duration(seconds: float | None) -> str:
     """``42 s``, ``3 min 05 s``; ``—`` for unknown."""
     if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
@@ -158,7 +169,7 @@ def table(runs: dict[str, dict], previous: dict[str, Previous], declared: dict[s
         est = declared.get(f"{rid}@{stand_in}" if stand_in else rid)
         total_declared += est or 0.0
         ratio = f"{wall / est:.2f}" if est else ""
-        if stand_in:
+        if stand_in and not (prev is not None and prev.same_profile):
             before, change = f"{stand_in} profile: no full run without an accelerator", ""
         label = f"`{rid}` ({stand_in} profile)" if stand_in else f"`{rid}`"
         lines.append(f"| {label} | {duration(wall)} | {trials} | {run.get('jobs', '?')} | "
@@ -177,14 +188,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("results", nargs="*", type=Path, default=[Path("results")])
     parser.add_argument("--profile", default="full")
     parser.add_argument("--previous", type=Path, default=PREVIOUS)
+    parser.add_argument("--previous-results", type=Path, nargs="+", default=None,
+                        help="results folders whose runs give the previous column instead of --previous")
+    parser.add_argument("--previous-label", default="own run",
+                        help="condition shown beside each time taken from --previous-results")
     parser.add_argument("--experiments", type=Path, default=EXPERIMENTS)
     args = parser.parse_args(argv)
     stand_ins = read_cpu_profiles(args.experiments) if args.profile == "full" else set()
-    runs = read_all_runs(args.results, args.profile, read_default_variants(args.experiments), stand_ins)
+    variants = read_default_variants(args.experiments)
+    runs = read_all_runs(args.results, args.profile, variants, stand_ins)
     if not runs:
         raise SystemExit(f"no complete {args.profile!r} run.json under {', '.join(map(str, args.results))}; "
                          f"run `repro run all --profile {args.profile}` first")
-    previous = read_previous(args.previous) if args.profile == "full" else {}
+    if args.previous_results:
+        previous = previous_from_runs(read_all_runs(args.previous_results, args.profile, variants, stand_ins),
+                                      args.previous_label)
+    else:
+        previous = read_previous(args.previous) if args.profile == "full" else {}
     declared = read_declared(args.experiments, args.profile)
     declared.update({f"{rid}@cpu": est for rid, est in read_declared(args.experiments, "cpu").items()})
     print(table(runs, previous, declared))

@@ -130,3 +130,22 @@ def test_several_folders_and_the_cpu_stand_in(cost_table, tmp_path: Path) -> Non
         "| **without the 1 cpu-profile row** | **31 min 59 s** |")                           # 1204 + 715
     write_run(new, "dpfermi-fig-5", "full", wall_seconds=9000.0)   # a real full run (a GPU machine) wins
     assert "stand_in" not in cost_table.read_all_runs([old, new], "full", None, stand_ins)["dpfermi-fig-5"]
+
+
+def test_previous_column_from_other_results_folders(cost_table, tmp_path: Path, capsys) -> None:
+    """`--previous-results`: each result's own run beside the same result measured in another folder (one
+    `repro run all`), the cpu stand-in row compared with the earlier cpu run of the same result."""
+    now, before = tmp_path / "all", tmp_path / "own"
+    write_run(now, "thesis-fig-5.1", "full", wall_seconds=720.0)
+    write_run(now, "dpfermi-fig-5", "cpu", profile="cpu", wall_seconds=800.0)
+    write_run(before, "thesis-fig-5.1", "full", wall_seconds=715.0)
+    write_run(before, "dpfermi-fig-5", "cpu", profile="cpu", wall_seconds=799.0)
+    exp = SCRIPT.parents[1] / "experiments"
+    cost_table.main([str(now), "--experiments", str(exp), "--previous-results", str(before),
+                     "--previous-label", "own run"])
+    rows = {line.split("|")[1].strip(): line for line in capsys.readouterr().out.splitlines()[2:]}
+    assert rows["`thesis-fig-5.1`"].endswith("| 11 min 55 s (own run) | 1.01× |")
+    assert rows["`dpfermi-fig-5` (cpu profile)"].endswith("| 13 min 19 s (own run) | 1.00× |")
+    cost_table.main([str(now), "--experiments", str(exp)])   # the CSV's previous time is not a cpu run
+    rows = {line.split("|")[1].strip(): line for line in capsys.readouterr().out.splitlines()[2:]}
+    assert "no full run without an accelerator" in rows["`dpfermi-fig-5` (cpu profile)"]
