@@ -222,6 +222,8 @@ def test_every_declared_value_is_an_accepted_override() -> None:
             for key in spec.settable_keys(profile):
                 for value in spec.declared_values(key):
                     spec.validate_overrides({key: [value]})
+
+
 def test_optional_cpu_profile(tmp_path: Path) -> None:
     """``cpu`` is an optional third profile: it loads when declared, an unknown name is still rejected,
     and asking a file without it for ``cpu`` names the valid profiles."""

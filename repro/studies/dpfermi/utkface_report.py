@@ -31,6 +31,7 @@ __all__ = [
     "claim_verdicts",
     "REFERENCE_CSV",
     "PROFILE_LABELS",
+    "epsilon_labels",
 ]
 
 REFERENCE_CSV = (
@@ -116,9 +117,44 @@ def claim_verdicts(trials: pd.DataFrame) -> list[dict[str, Any]]:
     return rows
 
 
+#: the ε label of each variant when a run has no privacy table (repro.learners.dp_fermi.guarantee)
+VARIANT_EPSILON_LABELS = {"reference": "nominal", "strict": "public-statistics caveat"}
+
+
+def epsilon_labels(bundle) -> dict[float, str]:
+    """The privacy label of each ε of a run (``tables/privacy.csv``'s ``epsilon_label``; without that table,
+    the variant's label): ``nominal`` for the authors' code path, ``public-statistics caveat`` for ``strict``."""
+    variant = bundle.variant or bundle.spec.variants[0]
+    default = VARIANT_EPSILON_LABELS.get(variant, "nominal")
+    labels = {float(e): default for e in bundle.trials["epsilon"].unique()}
+    try:
+        tab = bundle.table("privacy")
+    except Exception:  # noqa: BLE001 - optional table
+        return labels
+    if "epsilon_label" in tab:
+        labels.update({float(e): str(lab) for e, lab in zip(tab["epsilon"], tab["epsilon_label"], strict=True)})
+    return labels
+
+
+def _point_labels(cur: pd.DataFrame, close: float = 0.005) -> list[tuple[float, float, str]]:
+    """(error, violation, "λ=a, b") per visibly distinct point of a curve: a λ whose point lies within ``close``
+    of an earlier one in both coordinates (e.g. the same near-constant classifier) joins that point's label
+    instead of printing over it."""
+    groups: list[tuple[float, float, list[str]]] = []
+    for _, r in cur.iterrows():
+        e, v = float(r["error"]), float(r["violation"])
+        for ge, gv, knobs in groups:
+            if abs(ge - e) <= close and abs(gv - v) <= close:
+                knobs.append(f"{r['knob']:g}")
+                break
+        else:
+            groups.append((e, v, [f"{r['knob']:g}"]))
+    return [(e, v, "λ=" + ", ".join(knobs)) for e, v, knobs in groups]
+
+
 def plot(bundle, outdir: Path) -> list[Path]:
-    """One panel per ε: our curve (mean, ± 1 std band over seeds) and the released values (hollow markers,
-    their band as error bars); the suptitle names the profile.
+    """One panel per ε: our curve (mean, ± 1 std bars over seeds per point) and the released values (hollow
+    markers, their band as error bars); each panel names its ε's privacy label, the suptitle the profile.
 
     Spec §7.4 (UTKFace plots: DP-FERMI in orange)."""
     from repro.plotting import PAPER_MARKER, new_figure, save_figure
@@ -126,23 +162,22 @@ def plot(bundle, outdir: Path) -> list[Path]:
     trials = bundle.trials
     ref = released_curves()
     eps_values = sorted(float(e) for e in trials["epsilon"].unique())
+    labels = epsilon_labels(bundle)
+    variant = bundle.variant or bundle.spec.variants[0]
+    ours = "DP-FERMI (ours)" if variant == "reference" else f"DP-FERMI, variant {variant} (ours)"
     fig, axes = new_figure(ncols=len(eps_values), width=3.2, height=2.8)
     for ax, eps in zip(axes[0], eps_values, strict=True):
         cur = curve_means(trials, eps)
-        ax.plot(cur["error"], cur["violation"], "-", marker=".", color="tab:orange", label="DP-FERMI (ours)")
+        ax.plot(cur["error"], cur["violation"], "-", marker=".", color="tab:orange", label=ours)
         if (cur["n"] > 1).any():
-            ax.fill_between(
-                cur["error"],
-                cur["violation"] - cur["violation_std"],
-                cur["violation"] + cur["violation_std"],
-                color="tab:orange",
-                alpha=0.25,
-                lw=0,
-            )
-        for _, r in cur.iterrows():
+            # ±1 std per point in both coordinates: the curve runs in λ order, where the error need not be
+            # monotone, so a band filled along the error axis could cross itself (as in the tabular figures)
+            ax.errorbar(cur["error"], cur["violation"], xerr=cur["error_std"], yerr=cur["violation_std"],
+                        fmt="none", ecolor="tab:orange", alpha=0.45, elinewidth=0.8, capsize=0)
+        for err, vio, text in _point_labels(cur):
             ax.annotate(
-                f"λ={r['knob']:g}",
-                (r["error"], r["violation"]),
+                text,
+                (err, vio),
                 fontsize=6,
                 xytext=(3, 3),
                 textcoords="offset points",
@@ -169,7 +204,7 @@ def plot(bundle, outdir: Path) -> list[Path]:
                     textcoords="offset points",
                     color="0.35",
                 )
-        ax.set_title(f"UTKFace, ε = {eps:g} (nominal)")
+        ax.set_title(f"UTKFace, ε = {eps:g} ({labels[eps]})", fontsize=8.5)
         ax.set_xlabel("Misclassification error (test)")
         ax.set_ylabel("Demographic parity violation (10)")
     handles, labels = axes[0][0].get_legend_handles_labels()
@@ -184,6 +219,16 @@ def _fmt(v: Any) -> str:
     return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4f}"
 
 
+def _epsilon_sentence(labels: set[str]) -> str:
+    """What the run's ε are: the released values' ε are nominal; ours carry the run's own label."""
+    if labels == {"nominal"}:
+        return "All ε are nominal (spec §5 caveat 2; accountant ε below)."
+    if labels == {"public-statistics caveat"}:
+        return ("Our ε carry the public-statistics caveat (exact strict accountant, w.r.t. race, P̂_S treated as "
+                "public; privacy table below); the released values' ε are nominal (spec §5 caveat 2).")
+    return f"Our ε are labelled {', '.join(sorted(labels))} (privacy table below)."
+
+
 def report_markdown(bundle) -> str:
     """Ours beside the released values per (ε, λ), the claim verdicts, privacy and compute per ε."""
     trials = bundle.trials
@@ -192,7 +237,7 @@ def report_markdown(bundle) -> str:
         "**UTKFace, demographic parity (10); profile "
         f"{PROFILE_LABELS.get(bundle.profile, bundle.profile)}.** "
         "Ours: mean over seeds (± sample std when > 1 seed). Released: spec Appendix A.2 [D] (their band). "
-        "All ε are nominal (spec §5 caveat 2; accountant ε below)."
+        + _epsilon_sentence(set(epsilon_labels(bundle).values()))
     ]
     lines.append("\n| ε | λ | error (ours) | violation (ours) | error (released) | violation (released) |")
     lines.append("|---|---|---|---|---|---|")
