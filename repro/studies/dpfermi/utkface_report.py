@@ -117,16 +117,14 @@ def claim_verdicts(trials: pd.DataFrame) -> list[dict[str, Any]]:
     return rows
 
 
-#: the ε label of each variant when a run has no privacy table (repro.learners.dp_fermi.guarantee)
-VARIANT_EPSILON_LABELS = {"reference": "nominal", "strict": "public-statistics caveat"}
+#: the panel label of an ε whose run has no privacy table (every trial writes one; an old or damaged run may not)
+NO_LABEL = "no privacy table"
 
 
 def epsilon_labels(bundle) -> dict[float, str]:
-    """The privacy label of each ε of a run (``tables/privacy.csv``'s ``epsilon_label``; without that table,
-    the variant's label): ``nominal`` for the authors' code path, ``public-statistics caveat`` for ``strict``."""
-    variant = bundle.variant or bundle.spec.variants[0]
-    default = VARIANT_EPSILON_LABELS.get(variant, "nominal")
-    labels = {float(e): default for e in bundle.trials["epsilon"].unique()}
+    """The privacy label of each ε of a run, as its trials declared it (``tables/privacy.csv``, column
+    ``epsilon_label``, from the engine's guarantee of the variant's privacy mode); :data:`NO_LABEL` without one."""
+    labels = {float(e): NO_LABEL for e in bundle.trials["epsilon"].unique()}
     try:
         tab = bundle.table("privacy")
     except Exception:  # noqa: BLE001 - optional table
@@ -221,12 +219,14 @@ def _fmt(v: Any) -> str:
 
 def _epsilon_sentence(labels: set[str]) -> str:
     """What the run's ε are: the released values' ε are nominal; ours carry the run's own label."""
-    if labels == {"nominal"}:
+    from repro.privacy.guarantee import Label
+
+    if labels <= {Label.NOMINAL.value}:
         return "All ε are nominal (spec §5 caveat 2; accountant ε below)."
-    if labels == {"public-statistics caveat"}:
+    if labels <= {Label.PUBLIC_STATISTICS.value}:
         return ("Our ε carry the public-statistics caveat (exact strict accountant, w.r.t. race, P̂_S treated as "
                 "public; privacy table below); the released values' ε are nominal (spec §5 caveat 2).")
-    return f"Our ε are labelled {', '.join(sorted(labels))} (privacy table below)."
+    return f"Our ε: {', '.join(sorted(labels))} (privacy table below); the released values' ε are nominal."
 
 
 def report_markdown(bundle) -> str:
