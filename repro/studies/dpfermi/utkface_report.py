@@ -160,7 +160,7 @@ def plot(bundle, outdir: Path) -> list[Path]:
     trials = bundle.trials
     ref = released_curves()
     eps_values = sorted(float(e) for e in trials["epsilon"].unique())
-    labels = epsilon_labels(bundle)
+    eps_labels = epsilon_labels(bundle)
     variant = bundle.variant or bundle.spec.variants[0]
     ours = "DP-FERMI (ours)" if variant == "reference" else f"DP-FERMI, variant {variant} (ours)"
     fig, axes = new_figure(ncols=len(eps_values), width=3.2, height=2.8)
@@ -202,7 +202,7 @@ def plot(bundle, outdir: Path) -> list[Path]:
                     textcoords="offset points",
                     color="0.35",
                 )
-        ax.set_title(f"UTKFace, ε = {eps:g} ({labels[eps]})", fontsize=8.5)
+        ax.set_title(f"UTKFace, ε = {eps:g} ({eps_labels[eps]})", fontsize=8.5)
         ax.set_xlabel("Misclassification error (test)")
         ax.set_ylabel("Demographic parity violation (10)")
     handles, labels = axes[0][0].get_legend_handles_labels()
