@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from repro.privacy.guarantee import Label
+
 __all__ = [
     "plot",
     "report_markdown",
@@ -219,8 +221,6 @@ def _fmt(v: Any) -> str:
 
 def _epsilon_sentence(labels: set[str]) -> str:
     """What the run's ε are: the released values' ε are nominal; ours carry the run's own label."""
-    from repro.privacy.guarantee import Label
-
     if labels <= {Label.NOMINAL.value}:
         return "All ε are nominal (spec §5 caveat 2; accountant ε below)."
     if labels <= {Label.PUBLIC_STATISTICS.value}:
