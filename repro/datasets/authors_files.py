@@ -61,6 +61,8 @@ import pandas as pd
 
 from repro.datasets.adult_raw import drop_missing, one_hot_sorted, read_uci_adult
 from repro.datasets.credit_card import _read_raw as _read_credit_card_raw
+from repro.datasets.parkinsons import PRIVACY_UNIT as PARKINSONS_UNIT
+from repro.datasets.parkinsons import RECORDINGS_PER_SUBJECT
 from repro.datasets.store import fetch
 from repro.datasets.tabular import TabularDataset
 from repro.errors import DataUnavailableError, InvalidParameterError, suggest
@@ -90,6 +92,16 @@ class AuthorsFile:
     canonical: bool
     recipe: str
     copies: int = 1              # times the source table is written (Adult: 2)
+    #: (rows per person, what a row is) when a person has several rows in the source (Parkinsons)
+    unit: tuple[int, str] | None = None
+
+    def privacy_unit(self) -> tuple[int, str]:
+        """(most rows of one person, what a row is): the source's unit times the copies."""
+        rows, what = self.unit or (1, "one row per person")
+        if self.copies == 1:
+            return rows, what
+        return rows * self.copies, (f"{rows * self.copies} rows per person: the authors' file writes its source "
+                                    f"table {self.copies} times (source: {what})")
 
 
 AUTHORS_FILES: dict[str, AuthorsFile] = {
@@ -121,7 +133,7 @@ AUTHORS_FILES: dict[str, AuthorsFile] = {
                  "Jitter:PPQ5", "Jitter:DDP", "Shimmer", "Shimmer(dB)", "Shimmer:APQ3", "Shimmer:APQ5",
                  "Shimmer:APQ11", "Shimmer:DDA", "NHR", "HNR", "RPDE", "DFA", "PPE"),
         group_names=("male (sex=0)", "female (sex=1)"), positive_group="Female", n_rows=5_875,
-        n_features=19, canonical=True,
+        n_features=19, canonical=True, unit=(RECORDINGS_PER_SUBJECT, PARKINSONS_UNIT),
         recipe=(
             "parkinsons_updrs.data, subject# dropped, label total_UPDRS > median (27.576) and not a "
             "feature; sex not a feature; all 19 features z-scored, motor_UPDRS among them; A = 1 for "
@@ -303,6 +315,8 @@ def load_authors_dataset(name: str) -> TabularDataset:
         "authors_group_code": {"train": _first_appearance(sens.iloc[train]),
                                "test": _first_appearance(sens.iloc[test])},
         **_leakage(df, spec.copies, train, test),
+        "rows_per_person": spec.privacy_unit()[0],   # the privacy unit (repro.privacy.group.privacy_unit)
+        "privacy_unit": spec.privacy_unit()[1],
     }
     inferred = "" if spec.canonical else (
         "INFERRED reconstruction (issue 13 fact 4): the authors' bytes are not public and the "

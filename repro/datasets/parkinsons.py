@@ -32,7 +32,8 @@ from repro.datasets.store import fetch
 from repro.datasets.tabular import TabularDataset
 from repro.errors import DataUnavailableError
 
-__all__ = ["load_parkinsons", "FEATURES", "N_ROWS", "N_FEATURES", "SOURCE"]
+__all__ = ["load_parkinsons", "FEATURES", "N_ROWS", "N_FEATURES", "SOURCE", "RECORDINGS_PER_SUBJECT",
+           "PRIVACY_UNIT"]
 
 SOURCE = "parkinsons-updrs"
 FEATURES = ("age", "test_time", "motor_UPDRS", "Jitter(%)", "Jitter(Abs)", "Jitter:RAP", "Jitter:PPQ5",
@@ -40,6 +41,10 @@ FEATURES = ("age", "test_time", "motor_UPDRS", "Jitter(%)", "Jitter(Abs)", "Jitt
             "Shimmer:DDA", "NHR", "HNR", "RPDE", "DFA", "PPE")
 N_ROWS = 5_875
 N_FEATURES = 19
+#: the most recordings of one subject in the raw file (42 subjects, 101–168 each; tested against the file)
+RECORDINGS_PER_SUBJECT = 168
+PRIVACY_UNIT = ("one row per voice recording: 42 subjects with 101–168 recordings each, sex a per-subject "
+                "attribute (per subject, group privacy over all of its recordings)")
 
 
 def build_parkinsons(raw: pd.DataFrame) -> TabularDataset:
@@ -70,7 +75,8 @@ def build_parkinsons(raw: pd.DataFrame) -> TabularDataset:
         name="parkinsons", X=X, y=y, s=sex.to_numpy(dtype=np.int8), feature_names=FEATURES,
         numeric_columns=tuple(range(N_FEATURES)), group_names=("male (sex=0)", "female (sex=1)"),
         description=__doc__.split("Preprocessing (every choice):", 1)[1].strip(),
-        source=SOURCE, canonical=True, extra={"median_total_UPDRS": float(np.median(total))},
+        source=SOURCE, canonical=True, extra={"median_total_UPDRS": float(np.median(total)),
+                                               "rows_per_person": RECORDINGS_PER_SUBJECT, "privacy_unit": PRIVACY_UNIT},
     )
 
 

@@ -20,6 +20,7 @@ from repro.datasets.authors_files import (
 )
 from repro.datasets.store import fetch
 from repro.errors import DataUnavailableError, InvalidParameterError
+from repro.privacy.group import ONE_ROW_PER_PERSON, privacy_unit
 
 
 @pytest.fixture
@@ -97,6 +98,8 @@ def test_adult_authors(mirror) -> None:
     assert first == 16_056 and ds.s[first] == 1 and ds.y[first] == 0              # a man, <=50K
     np.testing.assert_array_equal(ds.X[first, :6], [37, 176_014, 9, 0, 0, 50])
     assert "adult.test" not in ds.source and int(ds.y.sum()) == 2 * 7_508
+    # privacy unit: each person's row is written twice, so a per-row ε is per person a group of 2
+    assert privacy_unit(ds)[0] == 2 and "2 rows per person" in privacy_unit(ds)[1]
 
 
 @pytest.mark.data
@@ -116,6 +119,7 @@ def test_adult_one_hot_is_get_dummies(mirror) -> None:
 def test_retired_adult_authors(mirror) -> None:
     ds = load_authors_dataset("retired-adult")
     assert (ds.n, ds.d, len(ds.numeric_columns)) == (45_849, 101, 5)
+    assert privacy_unit(ds) == ONE_ROW_PER_PERSON                               # a row is a person
     assert ds.extra["split"] == {"train": 34_387, "test": 11_462}
     code = ds.extra["authors_group_code"]
     assert code["train"]["Male"] != code["test"]["Male"]                     # the code flips
@@ -138,12 +142,16 @@ def test_parkinsons_authors(mirror) -> None:
     assert ds.extra["split"] == {"train": 4_406, "test": 1_469}
     raw = pd.read_csv(fetch("parkinsons-updrs"))
     np.testing.assert_array_equal(ds.s, raw["sex"].to_numpy())
+    # privacy unit: a row is a recording; a subject has up to this many (sex is per subject)
+    assert privacy_unit(ds)[0] == int(raw["subject#"].value_counts().max()) == 168
+    assert int(raw.groupby("subject#")["sex"].nunique().max()) == 1
 
 
 @pytest.mark.data
 def test_credit_card_authors_is_inferred(mirror) -> None:
     ds = load_authors_dataset("credit-card")
     assert (ds.n, ds.d, len(ds.numeric_columns)) == (30_000, 85, 14)
+    assert privacy_unit(ds) == ONE_ROW_PER_PERSON
     assert ds.extra["split"] == {"train": 22_500, "test": 7_500}
     assert ds.canonical is False and ds.extra["verified"] is False and "inferred" in ds.description.lower()
     assert int(ds.s.sum()) == 11_888 and int(ds.y.sum()) == 6_636                 # male = 1

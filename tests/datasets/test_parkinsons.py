@@ -6,8 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from repro.datasets.parkinsons import FEATURES, N_ROWS, build_parkinsons, load_parkinsons
+from repro.datasets.parkinsons import (
+    FEATURES,
+    N_ROWS,
+    RECORDINGS_PER_SUBJECT,
+    build_parkinsons,
+    load_parkinsons,
+)
 from repro.errors import DataUnavailableError
+from repro.privacy.group import privacy_unit
 
 
 @pytest.mark.data
@@ -22,6 +29,8 @@ def test_shape_label_group(data_mirror, isolated_data_env, monkeypatch) -> None:
     assert int(ds.s.sum()) == 1_867
     assert ds.feature_names == FEATURES and "motor_UPDRS" in FEATURES and "total_UPDRS" not in FEATURES
     assert ds.numeric_columns == tuple(range(19))
+    raw = pd.read_csv(data_mirror / "parkinsons_updrs.data")
+    assert privacy_unit(ds)[0] == RECORDINGS_PER_SUBJECT == int(raw["subject#"].value_counts().max())
     load_parkinsons.cache_clear()
 
 

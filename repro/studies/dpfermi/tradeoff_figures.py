@@ -61,6 +61,7 @@ from typing import Any
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.engine.user_method import USER_KEY, fit_predict
 from repro.errors import InvalidParameterError
+from repro.privacy.group import per_person
 from repro.studies.dpfermi import methods as method_registry
 from repro.studies.dpfermi._tabular import DATASETS, load_dataset, metrics, privileged_group, split
 
@@ -122,7 +123,8 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         label = epsilon_label(method, str(params["variant"]))
     for row in privacy:
         row.update(eps_label=label, data=data,
-                   data_source=ds.source + ("" if ds.canonical else " (DERIVED or INFERRED, not canonical)"))
+                   data_source=ds.source + ("" if ds.canonical else " (DERIVED or INFERRED, not canonical)"),
+                   **per_person(row["epsilon"], row["delta"], ds))
     for r in records:
         r["eps_label"] = label
     return TrialOutput(records=records, tables={"privacy": privacy, **tables})

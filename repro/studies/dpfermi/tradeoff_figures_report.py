@@ -412,6 +412,21 @@ def tuned_hyperparameters(trials: pd.DataFrame) -> pd.DataFrame:
     return sub[cols].drop_duplicates().sort_values(["data", "hyper", "epsilon"]).reset_index(drop=True)
 
 
+def _unit_sentence(priv: pd.DataFrame) -> str:
+    """What the privacy table's ε cover: one row and one model (issue 21 audit). Read from the table's
+    ``privacy_unit``/``rows_per_person``/``joint_release`` columns; older results have none."""
+    parts = []
+    if "joint_release" in priv and priv["joint_release"].notna().any():
+        parts.append(f" Joint release: {priv['joint_release'].dropna().iloc[0]}.")
+    if "rows_per_person" in priv and priv["rows_per_person"].max() > 1:
+        for (data, unit), g in priv[priv["rows_per_person"] > 1].groupby(["data", "privacy_unit"]):
+            k = int(g["rows_per_person"].max())
+            parts.append(f" Privacy unit (`{data}` data): {unit}. Every ε here is per row; per person it is the "
+                         f"group privacy of {k} rows (ε·{k}, δ·Σ_{{i<{k}}} e^{{iε}}: columns `eps_per_person`, "
+                         f"`delta_per_person`{', vacuous at this k' if k > 10 else ''}).")
+    return "".join(parts)
+
+
 def report_markdown(bundle) -> str:
     """Per data mode and ε: distance to the released curves (tuned and fixed DP-FERMI), the tuned
     (L, D, η_θ), the verdicts of claims 1–4, the privacy of each DP-FERMI setting."""
@@ -528,6 +543,8 @@ def report_markdown(bundle) -> str:
                                 "eps_block_rdp", "eps_joint_rdp", "eps_joint_pld", "eps_label", "conditions_ok",
                                 "code_group", "max_row_norm", "label_rows", "p_group", "lambda_max",
                                 "eps_data_theta_rdp", "eps_data_joint_rdp") if c in fermi and (c in keys or fermi[c].notna().any())]
+            if "rows_per_person" in fermi and fermi["rows_per_person"].max() > 1:
+                cols += [c for c in ("rows_per_person", "eps_per_person", "delta_per_person") if c not in cols]
             agg = fermi[cols].groupby(keys, sort=True).first().reset_index()
             if "eps_joint_pld" in agg:
                 agg.insert(agg.columns.get_loc("eps_joint_pld"), "eps_block_pld",
@@ -550,7 +567,8 @@ def report_markdown(bundle) -> str:
                          "one record), and under EO each label part is a mean over its own `label_rows` rows of a "
                          "batch, not over the batch; `p_group` = p̂ of the code's group in that part "
                          "(repro/privacy/dpfermi_noise.py `data_bound_epsilons`; same RDP accountant as the nominal "
-                         "columns). The label stays *nominal*.\n")
+                         "columns). The label stays *nominal*."
+                         + _unit_sentence(priv) + "\n")
             lines.append("| " + " | ".join(agg.columns) + " |")
             lines.append("|" + "---|" * len(agg.columns))
             for _, r in agg.iterrows():

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from repro.privacy.group import SHARED_NOISE
 from repro.privacy.guarantee import Label
 
 __all__ = [
@@ -324,7 +325,8 @@ def report_markdown(bundle) -> str:
                 "model (Poisson add/remove, per-sample sensitivity; the code clips the batch gradient): "
                 "indicative, not accounted; the conditions are the theorem's (spec §5); strict variant: ε with "
                 "the public-statistics caveat (P̂_S public), noise multiplier z from the exact strict accountant "
-                "and its ε of the joint mechanism w.r.t. race."
+                "and its ε of the joint mechanism w.r.t. race. Joint release: " + SHARED_NOISE + " (the λ models "
+                "of a trial share one generator stream, module docstring of the study)."
             )
         else:
             cols = [

@@ -28,6 +28,7 @@ Spec: seed-003-thesis.md §2.4, §2.7, §3 (Tables 3.1–3.4), §10 P1–P9; see
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
@@ -79,8 +80,7 @@ def prepare(dataset: str, base_seed: int, split: str, repetition: int, subsample
     else:
         if subsample and subsample < ds.n:  # smoke: a random part of the rows, then the clean split
             keep = np.sort(rng.choice(ds.n, size=subsample, replace=False))
-            ds = TabularDataset(ds.name, ds.X[keep], ds.y[keep], ds.s[keep], ds.feature_names,
-                                ds.numeric_columns, ds.group_names, ds.description, ds.source, ds.canonical)
+            ds = dataclasses.replace(ds, X=ds.X[keep], y=ds.y[keep], s=ds.s[keep])
         train, test = registry.train_test_split(ds.n, data, rng=rng)
     sp = split_training_part(train, test, rng=rng)
     X = standardize(ds.X, sp.full_train, ds.numeric_columns)

@@ -230,6 +230,28 @@ def report_markdown(bundle) -> str:
     return "\n".join(parts)
 
 
+def _label_sentence(trials: pd.DataFrame) -> str:
+    """Each method's ε label as its records state it (the method's declared guarantee)."""
+    if "eps_label" not in trials:
+        return ""
+    labels = trials.dropna(subset=["eps_label"]).groupby("method", sort=False)["eps_label"].first()
+    return "ε labels (each method's declared guarantee): " + "; ".join(
+        f"{m} *{lab}*" for m, lab in labels.items()) + " (what each caveat treats as public: docs/privacy.md)."
+
+
+def _person_sentence(bundle, epsilon: float, delta: float) -> str:
+    """Algorithm 2's ε per person where a person has several rows (the data table's ``rows_per_person``)."""
+    row = _data_row(bundle)
+    if row is None or "rows_per_person" not in row or not int(row["rows_per_person"]) > 1:
+        return ""
+    from repro.privacy.group import group_privacy
+
+    k = int(row["rows_per_person"])
+    eps_k, delta_k = group_privacy(float(epsilon), delta, k)
+    return (f" Privacy unit: {row['privacy_unit']}. Every ε here is per row; per person Algorithm 2's "
+            f"(ε′, δ′) is the group privacy of {k} rows: ({eps_k:.3f}, {delta_k:.2g}).")
+
+
 def _mode_markdown(bundle, data: str | None) -> str:
     """Paper vs ours in words: Algorithm 2 vs the comparable-accuracy DP-FERMI row, the privacy actually
     spent (spec P4), the DP-FERMI group-order behaviour, and an explanation of every row outside tolerance."""
@@ -250,6 +272,7 @@ def _mode_markdown(bundle, data: str | None) -> str:
     if not a2.empty:
         r = a2.iloc[0]
         sel = t[t["method"] == ALG2]
+        delta = float(spec.params.get("delta", 1e-5))
         paper_sigma = next((ref.value for ref in spec.references if ref.metric == "noise_std"), math.nan)
         lines.append(
             f"- **Algorithm 2** ({int(r.accuracy_count)} runs): accuracy {r.accuracy_mean:.4f} ± "
@@ -260,12 +283,9 @@ def _mode_markdown(bundle, data: str | None) -> str:
             f"(Opacus: q = 1/⌈n_fit/1024⌉) with noise multiplier {sel['noise_multiplier'].mean():.4f} "
             f"(σ = {sel['noise_std'].mean():.3f}; the thesis's σ = {paper_sigma:g}, calibrated by the thesis "
             f"for its own (q, T)). Accountant ε of the DP-SGD part: {sel['eps_dpsgd'].mean():.3f} (PLD), "
-            f"{sel['eps_dpsgd_rdp'].mean():.3f} (RDP); total ε′ = {sel['eps_total'].mean():.3f} at δ′ = 1e-5 "
-            f"(+ ε₀ + ε₁, basic composition). Variant `{bundle.variant}`. ε labels (each method's declared "
-            f"guarantee): Algorithm 2 and DP-SGD *public-statistics caveat* (accounted, but the features are "
-            f"standardised with the training rows' mean and std, and Algorithm 2's Laplace scales use the group "
-            f"sizes); DP-FERMI rows (thesis noise formulas) *nominal*; DP-FERMI (strict) *public-statistics "
-            f"caveat* (P̂_S and the standardisation from the training data treated as public).")
+            f"{sel['eps_dpsgd_rdp'].mean():.3f} (RDP); total ε′ = {sel['eps_total'].mean():.3f} at δ′ = {delta:g} "
+            f"(the DP-SGD part + ε₀ + ε₁ of the post-processing, basic composition). Variant `{bundle.variant}`. "
+            + _label_sentence(t) + _person_sentence(bundle, sel["eps_total"].mean(), delta))
     fr = agg[agg["method"] == FERMI].sort_values("lambda") if "lambda" in agg else agg.iloc[0:0]
     if not fr.empty and not a2.empty and judge:
         best = fr.iloc[(fr["accuracy_mean"] - a2.iloc[0].accuracy_mean).abs().argsort()[:1]].iloc[0]

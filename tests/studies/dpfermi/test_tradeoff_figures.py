@@ -15,6 +15,7 @@ from repro.datasets.tabular import TabularDataset
 from repro.engine.spec import load_experiment
 from repro.engine.spec import load_experiment as _load
 from repro.engine.trial import TrialContext, TrialKey
+from repro.privacy.group import SHARED_NOISE
 
 #: the experiment file's [params]: the one source of the study's defaults
 FILE_PARAMS = dict(_load(Path(__file__).parents[3] / "experiments" / "dpfermi-fig-2.toml").params)
@@ -135,6 +136,9 @@ def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant:
         assert r["violation"] == (r["dp_violation"] if fairness == "dp" else r["eo_violation"])
     priv = out.tables["privacy"][0]
     assert priv["epsilon"] == 3.0 and priv["noise_multiplier"] > 0
+    # what one ε covers: one row (a person here) and, for DP-FERMI, one model of the shared-noise pass
+    assert (priv["rows_per_person"], priv["eps_per_person"], priv["delta_per_person"]) == (1, 3.0, priv["delta"])
+    assert (priv.get("joint_release") == SHARED_NOISE) is (method == "dp-fermi")
     if method == "dp-fermi" and variant == "reference":
         assert priv["sigma_theta"] > 0 and priv["eps_joint_rdp"] > priv["eps_block_rdp"]
         assert "error_nonprivate" in out.records[0]
@@ -152,6 +156,26 @@ def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant:
     again = study.run_trial(params, ctx)
     assert again.records == out.records                       # a pure function of (params, seed)
 
+
+
+@pytest.mark.parametrize("method", ["dp-fermi", "jagielski-2019"])
+def test_privacy_rows_state_the_per_person_guarantee(monkeypatch, method: str) -> None:
+    """Data with two rows per person (the authors' Adult file): every privacy row gives the group-privacy
+    (2ε, (1 + e^ε)δ) beside the per-row ε, and names the unit (issue 21 audit)."""
+    import dataclasses
+
+    base = _synthetic()
+    ds = dataclasses.replace(base, extra={**base.extra, "rows_per_person": 2, "privacy_unit": "2 rows per person (test)"})
+    monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": ds)
+    params = FILE_PARAMS | dict(dataset="synthetic", data="authors", fairness="eo", epsilon=1.0, method=method,
+                                variant="reference", lambdas=[0.0, 1.0], jagielski_bounds=[0.0, 10.0],
+                                jagielski_rounds=2, jagielski_learner_epochs=1, epochs=2, baseline_epochs=2,
+                                batch_size=256, hyperparameters=["fixed"])
+    out = study.run_trial(params, TrialContext(TrialKey.of("test", {"method": method})))
+    for priv in out.tables["privacy"]:
+        assert priv["rows_per_person"] == 2 and priv["privacy_unit"] == "2 rows per person (test)"
+        assert priv["eps_per_person"] == pytest.approx(2 * priv["epsilon"])
+        assert priv["delta_per_person"] == pytest.approx(priv["delta"] * (1 + math.exp(priv["epsilon"])))
 
 def test_run_trial_rejects_bad_input(monkeypatch) -> None:
     monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
@@ -351,3 +375,16 @@ def test_report_lists_errata_and_the_verdict_covers_only_producible_points() -> 
 
     assert _verdict_text(bundle).startswith("2 of 2 within tolerance (DP-FERMI `authors-eo`)")  # the run's Verdict line
     assert _verdict_text(bundle).endswith("[all rows of the table: 2 of 4]")
+
+
+def test_report_states_the_privacy_unit_and_the_joint_release() -> None:
+    """The privacy paragraph says what one ε covers, from the table's own columns; nothing for older tables."""
+    priv = pd.DataFrame([{"method": "dp-fermi", "data": "authors", "epsilon": 1.0, "joint_release": SHARED_NOISE,
+                          "rows_per_person": 2, "privacy_unit": "2 rows per person (test)"},
+                         {"method": "dp-fermi", "data": "clean", "epsilon": 1.0, "joint_release": SHARED_NOISE,
+                          "rows_per_person": 1, "privacy_unit": "one row per person"}])
+    text = report._unit_sentence(priv)
+    assert SHARED_NOISE in text and "`authors` data" in text and "2 rows per person (test)" in text
+    assert "`clean` data" not in text and "vacuous" not in text
+    assert "vacuous" in report._unit_sentence(priv.assign(rows_per_person=168))
+    assert report._unit_sentence(pd.DataFrame([{"method": "dp-fermi", "epsilon": 1.0}])) == ""

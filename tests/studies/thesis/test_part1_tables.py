@@ -35,6 +35,7 @@ def test_records_carry_the_accounted_epsilon_and_the_data_source(env: Path) -> N
     assert set(t["method"]) >= {"Algorithm 2", "DP-SGD (before post-processing)", "DP-FERMI"}
     data = runs[0].tables["data"].iloc[0]
     assert data["source"] in {"credit-card-xls", "credit-card-tsv"}
+    assert data["rows_per_person"] == 1 and data["privacy_unit"] == "one row per person"   # a row is a person
 
 
 def test_every_method_reads_its_declared_guarantee() -> None:

@@ -100,3 +100,37 @@ def test_sp_gap_error_bars_stop_at_zero(tmp_path: Path) -> None:
     xmins = [seg[:, 0].min() for c in captured for col in c.lines[2] if isinstance(col, LineCollection)
              for seg in col.get_segments()]
     assert xmins and min(xmins) >= 0.0
+
+
+def _labelled(bundle: ResultBundle, label: str, rows_per_person: int | None) -> ResultBundle:
+    import dataclasses
+
+    trials = bundle.trials.assign(eps_label=label)
+    tables = {}
+    if rows_per_person is not None:
+        tables["data"] = pd.DataFrame([{"dataset": "adult-authors", "data": "authors", "source": "adult-data",
+                                        "canonical": True, "rows": 60_324, "features": 102, "n_fit": 30_162,
+                                        "n_post": 15_081, "n_full_train": 45_243, "n_test": 15_081,
+                                        "rows_per_person": rows_per_person, "privacy_unit": "two rows (test)"}])
+    return dataclasses.replace(bundle, trials=trials, _tables=tables)
+
+
+def test_privacy_paragraph_reads_the_labels_from_the_records(tmp_path: Path) -> None:
+    """The labels printed are the records' own (the old text hard-coded them), and the total ε′ is stated as the
+    composition it is (it already includes ε₀ + ε₁)."""
+    bundle = _labelled(make_bundle(tmp_path, "thesis-table-3.1", "full", "authors"), "nominal", None)
+    text = rep.report_markdown(bundle)
+    assert f"{ALG2} *nominal*" in text and f"{BASE} *nominal*" in text
+    assert "public-statistics caveat" not in text
+    assert "(+ ε₀ + ε₁" not in text and "the DP-SGD part + ε₀ + ε₁" in text
+
+
+def test_privacy_paragraph_gives_the_per_person_epsilon(tmp_path: Path) -> None:
+    """Two rows per person (the authors' Adult file): Algorithm 2's (ε′, δ′) = (3, 1e-5) is (6, (1 + e³)·1e-5)
+    per person; one row per person adds no sentence."""
+    import math
+
+    base = make_bundle(tmp_path, "thesis-table-3.1", "full", "authors")
+    text = rep.report_markdown(_labelled(base, "public-statistics caveat", 2))
+    assert "two rows (test)" in text and f"(6.000, {1e-5 * (1 + math.exp(3.0)):.2g})" in text
+    assert "per person" not in rep.report_markdown(_labelled(base, "public-statistics caveat", 1))

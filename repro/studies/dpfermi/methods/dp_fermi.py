@@ -31,6 +31,7 @@ from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
 from repro.privacy.accounting import epsilon as accountant_epsilon
 from repro.privacy.accounting import opacus_sampling
 from repro.privacy.dpfermi_noise import accountant_epsilons, data_bound_epsilons, group_floor, theorem33_noise
+from repro.privacy.group import SHARED_NOISE
 from repro.studies.dpfermi._tabular import metrics, privileged_group, split
 from repro.studies.methods import Method
 
@@ -123,7 +124,7 @@ def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) 
     base = dict(lr_theta=float(params["lr_theta"]), lr_w=float(params["lr_w"]),
                 batch_size=B, epochs=epochs, fairness=fairness)
     privacy: dict[str, Any] = {"method": "dp-fermi", "epsilon": eps, "delta": delta, "n_train": n,
-                               "steps": steps, "rho": rho, "variant": variant}
+                               "steps": steps, "rho": rho, "variant": variant, "joint_release": SHARED_NOISE}
     tables: dict[str, list[dict[str, Any]]] = {}
     if variant == "reference":
         lambdas = [float(v) for v in params["lambdas"]]

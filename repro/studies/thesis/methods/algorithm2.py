@@ -22,6 +22,7 @@ from repro.fairness.private_postprocessing import guarantee as postprocessing_gu
 from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
 from repro.learners.dp_sgd import train_dp_sgd_logistic
 from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_epsilon, opacus_sampling
+from repro.privacy.group import privacy_unit
 from repro.privacy.guarantee import compose
 from repro.studies.methods import Method
 
@@ -41,11 +42,14 @@ def _noise_multiplier(params: dict[str, Any], q: float, steps: int) -> float:
 
 
 def provenance(ds: TabularDataset, sp: Split) -> dict[str, list[dict[str, Any]]]:
-    """The run's ``data`` table: which file, how many rows in each part."""
+    """The run's ``data`` table: which file, how many rows in each part, and what one row is for privacy
+    (the reports turn each ε into its per-person value with :func:`repro.privacy.group.group_privacy`)."""
+    rows_per_person, unit = privacy_unit(ds)
     return {"data": [{"dataset": ds.name, "data": "authors" if ds.name.endswith("-authors") else "clean",
                       "source": ds.source, "canonical": ds.canonical, "rows": ds.n,
                       "features": ds.d, "n_fit": int(sp.train.size), "n_post": int(sp.post.size),
-                      "n_full_train": int(sp.full_train.size), "n_test": int(sp.test.size)}]}
+                      "n_full_train": int(sp.full_train.size), "n_test": int(sp.test.size),
+                      "rows_per_person": rows_per_person, "privacy_unit": unit}]}
 
 
 def run(ds: TabularDataset, sp: Split, X: np.ndarray, params: dict[str, Any],
