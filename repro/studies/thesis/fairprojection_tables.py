@@ -51,6 +51,8 @@ from repro.engine.trial import TrialContext, TrialOutput, global_rng
 from repro.errors import InvalidParameterError
 from repro.fairness import fair_projection as fp
 from repro.fairness.metrics import accuracy, meo_gap, sp_gap
+from repro.privacy.guarantee import NON_PRIVATE, Guarantee
+from repro.privacy.ldp_mechanisms import guarantee as ldp_guarantee
 from repro.privacy.ldp_mechanisms import optimal_binary_matrix, perturb
 
 __all__ = ["VERSION", "DATASETS", "match_on_curve", "run_trial"]
@@ -58,6 +60,12 @@ __all__ = ["VERSION", "DATASETS", "match_on_curve", "run_trial"]
 VERSION = "1"
 #: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
 INDEX = ("epsilon",)
+#: non-metric value columns of a record: the label and caveat of its ε (issue 21 audit; docs/privacy.md)
+VALUES = ("eps_label", "eps_caveat")
+#: OPT's matrix picks the minority group from the training split (as ``ldp_figures`` for k = 2)
+OPT_STATISTICS = "the training split's minority group"
+#: FairProjection and the base model see the true attribute; their ``epsilon`` is the OPT ε they are matched to
+MATCHED_ONLY = "not private: the true attribute is used; `epsilon` names the OPT ε this row is matched to"
 
 DATASETS = {"compas": load_compas, "adult": load_adult_race}
 DEFAULT_TOLERANCES = (0.0, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0)
@@ -150,6 +158,11 @@ def match_on_curve(alphas: np.ndarray, unfair: np.ndarray, acc: np.ndarray, targ
     return float(c[j]), float(u[j]), float(a[j]), False
 
 
+def _label(guarantee: Guarantee, caveat: str | None = None) -> dict[str, str]:
+    """A record's ``eps_label``/``eps_caveat`` from the guarantee behind its ε (``caveat`` overrides)."""
+    return {"eps_label": guarantee.label.value, "eps_caveat": guarantee.caveat if caveat is None else caveat}
+
+
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     """One repetition: Non-Fair, OPT at each ε, the FP curves (KL, CE) and the matched FP rows.
 
@@ -182,13 +195,14 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     records: list[dict[str, Any]] = []
     base_unfair = _unfairness(kind, shared["pred_base"], yte, ste)
     records.append({"method": "Non-Fair", "accuracy": accuracy(shared["pred_base"], yte), metric: base_unfair,
-                    "seconds_fit": shared["base_seconds"]})
+                    "seconds_fit": shared["base_seconds"], **_label(NON_PRIVATE, "")})
     opt_unfair = {}
     for eps in epsilons:
         o = shared["opt"][eps]
         opt_unfair[eps] = _unfairness(kind, o["pred"], yte, ste)
         records.append({"method": "OPT", "epsilon": eps, "accuracy": accuracy(o["pred"], yte),
-                        metric: opt_unfair[eps], "seconds_fit": o["seconds"]})
+                        metric: opt_unfair[eps], "seconds_fit": o["seconds"],
+                        **_label(ldp_guarantee(eps, statistics=OPT_STATISTICS))})
 
     # FairProjection of the shared base model.
     p_tr, p_te = fp.smooth(shared["p_tr"]), fp.smooth(shared["p_te"])
@@ -221,7 +235,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
             acc_m, unf_m, alpha_m, ok = match_on_curve(a, u, c, opt_unfair[eps])
             records.append({"method": DIV_NAMES[div], "epsilon": eps, "accuracy": acc_m, metric: unf_m,
                             "alpha_matched": alpha_m, "matched": float(ok),
-                            "seconds_fit": shared["base_seconds"] + proj_seconds})
+                            "seconds_fit": shared["base_seconds"] + proj_seconds, **_label(NON_PRIVATE, MATCHED_ONLY)})
     runtime = [{"method": "OPT", "epsilon": eps, "seconds": shared["opt"][eps]["seconds"],
                 "flip_rate": shared["opt"][eps]["flip_rate"]} for eps in epsilons]
     runtime.append({"method": "Non-Fair (base GBM)", "seconds": shared["base_seconds"]})

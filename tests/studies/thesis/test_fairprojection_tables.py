@@ -70,6 +70,13 @@ def test_one_trial_on_a_compas_subsample(data_mirror, tmp_path_factory, monkeypa
     rec_meo = {(r["method"], r.get("epsilon")): r for r in out_meo.records}
     assert set(rec_sp) == {("Non-Fair", None), ("OPT", 0.2), ("OPT", 4.0), ("FairProjection-KL", 0.2),
                            ("FairProjection-KL", 4.0), ("FairProjection-CE", 0.2), ("FairProjection-CE", 4.0)}
+    # Every ε carries its label: OPT's matrix uses the training split's minority group (public-statistics
+    # caveat); the base model and FairProjection use the true attribute (non-private, ε only the matched OPT's).
+    assert {(m, r["eps_label"]) for (m, _), r in rec_sp.items()} == {
+        ("Non-Fair", "non-private"), ("OPT", "public-statistics caveat"), ("FairProjection-KL", "non-private"),
+        ("FairProjection-CE", "non-private")}
+    assert "minority group" in rec_sp[("OPT", 0.2)]["eps_caveat"]
+    assert "matched" in rec_sp[("FairProjection-KL", 0.2)]["eps_caveat"]
     # The SP and MEO tables share the base model and the OPT fits (same split, same perturbation).
     for key in [("Non-Fair", None), ("OPT", 0.2), ("OPT", 4.0)]:
         assert rec_sp[key]["accuracy"] == rec_meo[key]["accuracy"]
