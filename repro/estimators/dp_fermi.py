@@ -9,7 +9,8 @@ noise calibration of ``studies/dpfermi/tradeoff_figures`` (spec seed-004-dpfermi
     ``studies/thesis/part1_tables``), δ = 1/n² unless given. The ε is **nominal**.
 ``strict``
     :data:`STRICT_SENSITIVE`: noise on the s-dependent parts only, one noise multiplier calibrated with
-    the PLD accountant without amplification by subsampling (q = 1): ε w.r.t. the sensitive attribute.
+    the exact strict accountant (:mod:`repro.privacy.strict_accountant`: Poisson sampling with the sampling
+    bit revealed, no add/remove amplification): ε w.r.t. the sensitive attribute.
 ``strict-all``
     :data:`STRICT_ALL_FEATURES`: per-sample clipping of the joint (θ, W) gradient, Poisson sampling:
     ε w.r.t. every feature (add/remove-one).
