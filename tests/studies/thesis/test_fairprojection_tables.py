@@ -63,7 +63,7 @@ def test_match_outside_the_curve_is_flagged() -> None:
 def test_one_trial_on_a_compas_subsample(data_mirror, tmp_path_factory, monkeypatch) -> None:
     monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path_factory.mktemp("data")))
     params = FILE_PARAMS | {"dataset": "compas", "epsilons": [0.2, 4.0], "tolerances": [0.0, 0.1, 0.2, 1.0],
-              "divergences": ["kl", "ce"], "subsample": 1200, "admm_max_iter": 200, "admm_tol": 1e-9}
+              "divergences": ["kl", "ce"], "subsample": 2400, "admm_max_iter": 200, "admm_tol": 1e-9}
     out_sp = run_trial({**params, "fairness": "sp"}, TrialContext(TrialKey.of("thesis-table-5.1")))
     out_meo = run_trial({**params, "fairness": "meo"}, TrialContext(TrialKey.of("thesis-table-5.2")))
     rec_sp = {(r["method"], r.get("epsilon")): r for r in out_sp.records}
@@ -80,13 +80,17 @@ def test_one_trial_on_a_compas_subsample(data_mirror, tmp_path_factory, monkeypa
     # The SP and MEO tables share the base model and the OPT fits (same split, same perturbation).
     for key in [("Non-Fair", None), ("OPT", 0.2), ("OPT", 4.0)]:
         assert rec_sp[key]["accuracy"] == rec_meo[key]["accuracy"]
-    # A matched FP row carries its OPT row's unfairness (when inside the curve).
-    for div in ("FairProjection-KL", "FairProjection-CE"):
-        for eps in (0.2, 4.0):
-            r = rec_sp[(div, eps)]
-            if r["matched"]:
-                assert r["sp_gap"] == pytest.approx(rec_sp[("OPT", eps)]["sp_gap"])
-                assert 0.0 <= r["alpha_matched"] <= 1.0
+    # Each FP row is its own curve read at its OPT row's unfairness (match_on_curve, tested above), in both
+    # tables; on this subsample (2,400 rows) every OPT gap lies on the curves, so the matched branch runs.
+    for out, rec, metric in ((out_sp, rec_sp, "sp_gap"), (out_meo, rec_meo, "meo")):
+        for div, name in (("kl", "FairProjection-KL"), ("ce", "FairProjection-CE")):
+            pts = [c for c in out.tables["fp_curve"] if c["divergence"] == div]
+            curve = [np.array([c[k] for c in pts]) for k in ("alpha", "unfairness", "accuracy")]
+            for eps in (0.2, 4.0):
+                r, target = rec[(name, eps)], rec[("OPT", eps)][metric]
+                acc, unf, alpha, ok = match_on_curve(*curve, target)
+                assert (r["accuracy"], r[metric], r["alpha_matched"], r["matched"]) == (acc, unf, alpha, float(ok))
+                assert ok and r[metric] == pytest.approx(target) and 0.0 <= r["alpha_matched"] <= 1.0
     # FP at α = 1 is non-binding on this data: the curve's loose end is the Non-Fair classifier.
     curve = [c for c in out_sp.tables["fp_curve"] if c["alpha"] == 1.0]
     for c in curve:
