@@ -29,6 +29,7 @@ from repro.errors import InvalidParameterError
 from repro.privacy.guarantee import Guarantee, Label, Neighbouring
 
 __all__ = [
+    "rank_guarantee",
     "guarantee",
     "TreeMechanism",
     "gaussian_tree_sigma",
@@ -56,6 +57,18 @@ def guarantee(epsilon: float, delta: float) -> Guarantee:
                      protects="each user's context and reward", accountant="Gaussian tree mechanism (paper's sigma)",
                      caveat="the norm bound L-tilde is the data's largest norm (treated as public); observations "
                             "are clipped to it")
+
+
+def rank_guarantee(epsilon: float, delta: float) -> Guarantee:
+    """Private-Rank-Estimation's releases at (ε_rank, δ_rank), replace one user's context and reward (spec §3.3,
+    Lemma 4.2): each rank estimate is an ECDF over N_t earlier candidates, so one user moves it by at most
+    1/N_t by construction (no clipping needed), the Gaussian noise σ_t = √(T/(2ρ))/N_t makes each release
+    ρ/T-zCDP, T releases compose to ρ-zCDP and ρ + 2√(ρ log(1/δ)) = ε (BS16). Joint DP: a user's own
+    round is not protected from the user. *Accounted* (:func:`rank_dp_event` gives the same releases to
+    dp-accounting's RDP accountant; the audit checks it)."""
+    return Guarantee(epsilon, delta, Label.ACCOUNTED, Neighbouring.REPLACE_ONE,
+                     protects="each user's context and reward (joint DP: the ranks other rounds see)",
+                     accountant="zCDP of T Gaussian releases (BS16)")
 
 
 def _check_eps_delta(epsilon: float, delta: float) -> None:

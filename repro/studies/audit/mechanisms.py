@@ -507,7 +507,7 @@ def audit_rank_noise(runs: int, rng: np.random.Generator, *, broken: bool = Fals
     out_d, out_d1 = stat(0.0), stat(1.0)
     k = len(rounds)
     lb = threshold_audit(out_d, out_d1, d_rank, alpha, model="gaussian", select=SELECT)
-    return AuditResult("pfg-rank-noise", tree_mechanism.guarantee(e_rank, d_rank), gaussian_epsilon(math.sqrt(k) / pol.rank_c, d_rank),
+    return AuditResult("pfg-rank-noise", tree_mechanism.rank_guarantee(e_rank, d_rank), gaussian_epsilon(math.sqrt(k) / pol.rank_c, d_rank),
                        f"exact: {k} Gaussian releases, μ = √{k}/c", lb, 1 - alpha, runs, broken=broken,
                        note=f"policy's scores(); c={c:.3g} (accountant; run at {pol.rank_c:.3g}), zCDP c={c_paper:.3g}, "
                             f"T={horizon}")

@@ -54,17 +54,24 @@ from repro.bandits.policies import (
     PrivateFairGreedy,
     UniformRandom,
     budget_split,
+    pfg_guarantee,
 )
 from repro.bandits.simulate import draw_stream, simulate, stream_contexts
 from repro.engine.trial import TrialContext, TrialOutput, global_rng
 from repro.errors import InvalidParameterError
 from repro.privacy import tree_mechanism as tm
+from repro.privacy.guarantee import NON_PRIVATE
 
 __all__ = ["VERSION", "run_trial", "resolve_environment"]
 
 VERSION = "1"
 #: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
 INDEX = ("environment", "epsilon", "delta", "alpha_eps", "alpha_delta")
+#: non-metric value columns of a record: the label of the policy's ε (docs/privacy.md)
+VALUES = ("eps_label",)
+#: the Private-Fair-Greedy configurations of one trial share their noise draws (common random numbers)
+JOINT_RELEASE = ("ε per configuration: the (ε, δ, α) configurations of one trial share their regression and rank "
+                 "noise draws (scaled per configuration), so a release of several of them is not covered by ε")
 
 POLICIES = ("OFUL", "FairGreedy", "PrivateFairGreedy", "Random", "Oracle")
 LABELS = {"OFUL": "OFUL", "FairGreedy": "Fair-Greedy", "PrivateFairGreedy": "Private-Fair-Greedy",
@@ -212,7 +219,9 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     records, curves, calib = [], [], []
     for pol, tr, cfg, opt in zip(policies, traces, meta, opts, strict=True):
         m = trace_metrics(tr.actions, tr.exp_reward, tr.fair_reward, opt["exp_max"], opt["fair_max"], K)
-        rec = {"method": LABELS[pol.name], "environment": env_label, **cfg, **m, "policy_seconds": tr.seconds}
+        guarantee = pfg_guarantee(**cfg, variant=variant) if cfg else NON_PRIVATE
+        rec = {"method": LABELS[pol.name], "environment": env_label, **cfg, **m, "policy_seconds": tr.seconds,
+               "eps_label": guarantee.label.value}
         records.append(rec)
         reg, fair = regret_curves(tr.exp_reward, tr.fair_reward, opt["exp_max"], opt["fair_max"])
         for t_ in pts:
@@ -231,6 +240,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
                 "rank_eps_rdp_accountant": tm.rdp_epsilon(tm.rank_dp_event(T, pol.rho_rank), s.delta_rank),
                 "tree_eps_rdp_accountant": tm.rdp_epsilon(
                     tm.tree_dp_event(pol.sigma_noise, L_used, pol.m), s.delta_reg),
+                "eps_label": guarantee.label.value, "guarantee": guarantee.describe(), "joint_release": JOINT_RELEASE,
             })
     tables: dict[str, list[dict[str, Any]]] = {"curves": curves}
     if calib:
