@@ -502,3 +502,101 @@ def test_step_short_paths_give_the_same_bytes(form: str) -> None:
         ref = _project(big, kind, [1, 2, 3, 4])
         np.testing.assert_array_equal(_project(big, kind, np.array([1.0, 2.0, 3.0, 4.0])), ref)
         np.testing.assert_array_equal(_project(big, kind, 2), _project(big, kind, np.full(G, 2.0)))
+
+
+def _k_group_data(n=600, d=3, k=8, seed=31):
+    """Features, labels and k unequal groups (every group present)."""
+    rng = np.random.default_rng(seed)
+    p = np.arange(1, k + 1, dtype=float)
+    s = np.r_[np.arange(k), rng.choice(k, size=n - k, p=p / p.sum())]
+    X = rng.normal(size=(n, d)) + 0.3 * s[:, None] / k
+    y = (X @ np.linspace(1, -0.5, d) + rng.logistic(size=n) > 0).astype(float)
+    return X, y, s
+
+
+def _first_step_w_noise(X, y, s, cfg, seeds, **noise):
+    """W after step 1 of the noisy config minus that of the same config without noise (common random
+    numbers: same init, batch and standard-normal draws), stacked over ``seeds``; flattened."""
+    from repro.learners.dp_fermi import train_dp_fermi_batch
+
+    quiet = {key: 0.0 for key in noise}
+    diffs = []
+    for seed in seeds:
+        seen = {}
+
+        def grab(t, Th, b, Ws, seen=seen):
+            if t == 1:
+                seen["W"] = Ws[None].copy()       # (G, k, l): G = 2 models (noisy, quiet)
+
+        train_dp_fermi_batch(X, y, s, [cfg.with_(**noise), cfg.with_(**quiet)], rng=np.random.default_rng(seed),
+                             on_step=grab)
+        diffs.append(seen["W"][0] - seen["W"][1])
+    return np.concatenate([dd.ravel() for dd in diffs])
+
+
+@pytest.mark.parametrize("mode", ["strict-all", "strict", "reference-lambda", "reference-one"])
+def test_w_noise_std_of_one_step(mode: str) -> None:
+    """D1: one W step adds lr_W·N(0, w_std²)/E[B] (strict modes) or lr_W·N(0, w_std²) (reference), per entry, with
+    w_std = z·C (strict-all), √2·z·Δ_W, Δ_W = 2√(1/p̂_a + 1/p̂_b) for the two smallest groups (strict),
+    σ_W·λ or σ_W (reference, w_noise_scale lambda / one).
+
+    The noisy-minus-quiet W after step 1 (θ's noise enters W only from step 2; radius 10⁶, no projection) is
+    exactly that scaled normal draw: 25 runs × k·2 = 400 draws, RMS checked to ±12 % (relative SE of an RMS of
+    400 normal draws ≈ 1/√800 = 3.5 %, so ≈ 3.4 SE); a missing √2 (29 %), λ (factor 2.5) or wrong
+    denominator (×10) fails."""
+    X, y, s = _k_group_data()
+    n, k = len(y), 8
+    lam, z, C, lr_w = 2.5, 1.3, 0.7, 0.9
+    if mode.startswith("reference"):
+        scale = mode.split("-")[1]
+        cfg = REFERENCE.with_(ermi_form="full", lam=lam, epochs=1, batch_size=100, lr_w=lr_w, w_radius=1e6,
+                              sigma_theta=0.4, w_noise_scale=scale)
+        sigma_w = 0.6
+        expected = lr_w * sigma_w * (lam if scale == "lambda" else 1.0)
+        noise = {"sigma_w": sigma_w}
+    else:
+        engine = STRICT_ALL_FEATURES if mode == "strict-all" else STRICT_SENSITIVE
+        cfg = engine.with_(lam=lam, epochs=1, batch_size=100, clip_norm=C, lr_w=lr_w, w_radius=1e6)
+        p_two = np.sort(np.bincount(s, minlength=k) / n)[:2]
+        w_std = z * C if mode == "strict-all" else math.sqrt(2) * z * 2 * math.sqrt(np.sum(1 / p_two))
+        expected = lr_w * w_std / int(n * (100 / n))     # E[B] = n·q, q = 1/⌈n/B⌉ = 1/6
+        noise = {"noise_multiplier": z}
+    dW = _first_step_w_noise(X, y, s, cfg, range(25), **noise)
+    assert dW.size == 25 * k * 2
+    assert np.sqrt(np.mean(dW**2)) == pytest.approx(expected, rel=0.12)
+
+
+def test_strict_sensitive_theta_step_clips_each_sensitive_part() -> None:
+    """D1 (numpy, no JAX): one noiseless full-batch strict (sensitive-attribute) step is
+    θ₁ = θ₀ − η/B Σ_i [(F_i − y_i + λ g_i^ns) x̃_i + λ g_i^sens x̃_i · min(1, C/‖g_i^sens x̃_i‖)], with
+    g_i^sens = 2F_i(1 − F_i)(W_{s_i,1} − W_{s_i,0})/√p̂(s_i) and g_i^ns = F_i(1 − F_i)(‖W_{:,0}‖² − ‖W_{:,1}‖²)
+    (module docstring); C is the median of ‖g_i^sens x̃_i‖, so half the samples are clipped."""
+    from repro.learners.logistic import torch_linear_init
+
+    X, y, s = _data(n=400, d=3, seed=5)
+    n, lam, eta = len(y), 1.5, 0.3
+    rng = np.random.default_rng(8)
+    w0, b0 = torch_linear_init(3, rng=rng)
+    W = rng.standard_normal((2, 2))
+    Xt = np.c_[X, np.ones(n)]
+    th0 = np.r_[w0, b0]
+    F = sigmoid(Xt @ th0)
+    dF = F * (1 - F)
+    isp = 1 / np.sqrt(np.bincount(s) / n)
+    g_sens = 2 * dF * (W[s, 1] - W[s, 0]) * isp[s]
+    g_ns = dF * (np.sum(W[:, 0] ** 2) - np.sum(W[:, 1] ** 2))
+    sens_norm = np.abs(g_sens) * np.linalg.norm(Xt, axis=1)
+    C = float(np.median(sens_norm))
+    clipped = 0 < np.count_nonzero(sens_norm > C) < n
+
+    def step(clip):
+        factor = np.minimum(1.0, clip / sens_norm)
+        return th0 - eta / n * Xt.T @ (F - y + lam * g_ns + lam * g_sens * factor)
+
+    cfg = STRICT_SENSITIVE.with_(w_init="normal", noise_multiplier=0.0, lam=lam, clip_norm=C, epochs=1, batch_size=n,
+                                 lr_theta=eta, w_radius=1e6)
+    res = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(8))
+    assert res.steps == 1 and clipped
+    np.testing.assert_allclose(np.r_[res.model.w, res.model.b], step(C), rtol=0, atol=1e-12)
+    # the clip matters at this C: the unclipped step is far from the result
+    assert np.max(np.abs(step(np.inf) - step(C))) > 1e-3
