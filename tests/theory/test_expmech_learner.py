@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from scipy import integrate
+from scipy import integrate, stats
 
 from repro.errors import InvalidParameterError
 from repro.theory import expmech_learner as em
@@ -128,15 +128,94 @@ def test_fallback_only_gives_uniform_output() -> None:
     assert np.allclose(out.probs, 1 / 9, rtol=0.03)
 
 
-def test_monte_carlo_matches_exact_distribution() -> None:
-    rng = np.random.default_rng(12345)
-    eps, draws = 2.0, 6_000
+class _ScriptedRng:
+    """Returns ``lap_unit``·scale from ``laplace`` and records its arguments and the probabilities given to
+    ``choice`` (which returns 0); ``integers`` (the fallback) returns −1."""
+
+    def __init__(self, lap_unit: float):
+        self.lap_unit, self.calls = lap_unit, []
+
+    def laplace(self, loc, scale):
+        self.calls.append(("laplace", loc, scale))
+        return loc + self.lap_unit * scale
+
+    def choice(self, k, p):
+        self.calls.append(("choice", k, np.asarray(p)))
+        return 0
+
+    def integers(self, k):
+        self.calls.append(("integers", k))
+        return -1
+
+
+def test_alg1_sample_draws_the_stated_laplace_and_exp_mech() -> None:
+    """One run of Algorithm 1 on TINY (n = 16, c = min_a |Z₁ₐ| = 3) with the Laplace draw pinned:
+    M = c + Lap(1/ε) − √n/ε; M ≤ 1 → uniform fallback, else the exponential mechanism with
+    Δ = 2/(M − 1) + 1/n, Pr[h] ∝ exp(−ε·u(h)/(2Δ))."""
+    u = em.sample_scores(TINY, HYP)["u"]
+    eps, unit = 4.0, 0.5
+    rng = _ScriptedRng(unit)
+    assert em.alg1_sample(TINY, HYP, eps, rng=rng, scores=u) == 0
+    (kind, loc, scale), (kind2, k, p) = rng.calls
+    assert (kind, loc, kind2, k) == ("laplace", 0.0, "choice", 9) and scale == pytest.approx(1 / eps, rel=1e-15)
+    m = 3 + unit / eps - 4 / eps                                       # = 2.125
+    delta = 2 / (m - 1) + 1 / 16
+    logits = -eps * u / (2 * delta)
+    np.testing.assert_allclose(p, np.exp(logits) / np.exp(logits).sum(), rtol=1e-12)
+    # a Laplace draw −4.5/ε = −1.125 ≤ y₀ = 1 − c + √n/ε = −1 makes M ≤ 1: the uniform fallback
+    rng = _ScriptedRng(-4.5)
+    assert em.alg1_sample(TINY, HYP, eps, rng=rng, scores=u) == -1
+    assert [c[0] for c in rng.calls] == ["laplace", "integers"] and rng.calls[1][1] == 9
+
+
+class _CountingRng:
+    """A real generator that counts uniform fallbacks (``integers``) and mechanism draws (``choice``)."""
+
+    def __init__(self, seed: int):
+        self.rng, self.fallbacks, self.mechanism = np.random.default_rng(seed), 0, 0
+
+    def laplace(self, loc, scale):
+        return self.rng.laplace(loc, scale)
+
+    def integers(self, k):
+        self.fallbacks += 1
+        return self.rng.integers(k)
+
+    def choice(self, k, p):
+        self.mechanism += 1
+        return self.rng.choice(k, p=p)
+
+
+def test_fallback_frequency_is_the_laplace_cdf() -> None:
+    """Pr[M ≤ 1] = Pr[Lap(1/ε) ≤ y₀], y₀ = 1 − c + √n/ε = 2 at ε = 1 on TINY: 1 − ½e^{−2} ≈ 0.932.
+
+    5000 runs, SE = √(p(1−p)/5000) ≈ 0.0036; ±4 SE (0.014). A Laplace scale 2/ε gives 1 − ½e^{−1} ≈ 0.816
+    (≈ 32 SE away), a scale 1/(2ε) gives 1 − ½e^{−4} ≈ 0.991 (≈ 16 SE)."""
+    u = em.sample_scores(TINY, HYP)["u"]
+    p_fb = 1 - 0.5 * math.exp(-2.0)
+    assert em.alg1_output_distribution(TINY, HYP, 1.0).p_fallback == pytest.approx(p_fb, rel=1e-14)
+    rng = _CountingRng(2024)
+    draws = 5000
+    out = [em.alg1_sample(TINY, HYP, 1.0, rng=rng, scores=u) for _ in range(draws)]
+    assert rng.fallbacks + rng.mechanism == draws and set(out) <= set(range(9))
+    assert rng.fallbacks / draws == pytest.approx(p_fb, abs=4 * math.sqrt(p_fb * (1 - p_fb) / draws))
+
+
+@pytest.mark.parametrize("eps", [4.0, 8.0])
+def test_monte_carlo_matches_exact_distribution(eps: float) -> None:
+    """Sampled outputs of Algorithm 1 vs the exact law (quadrature) on TINY: Pearson χ² goodness of fit,
+    8 degrees of freedom, rejected at p < 10⁻³ (smallest expected count ≈ 56 at ε = 8, so the χ² law
+    holds). With 6000 draws a sensitivity 1/(M−1) + 1/n (instead of 2/(M−1) + 1/n) moves some cell by
+    ≈ 14 (ε = 4) / 29 (ε = 8) binomial SEs, and a sampler stuck on the uniform fallback moves the ε = 8
+    law by > 50 SEs; both give χ² in the hundreds (the critical value is 26.1)."""
+    rng = np.random.default_rng(12345 + int(eps))
+    draws = 6_000
     exact = em.alg1_output_distribution(TINY, HYP, eps).probs
     u = em.sample_scores(TINY, HYP)["u"]
-    freq = np.bincount([em.alg1_sample(TINY, HYP, eps, rng=rng, scores=u) for _ in range(draws)], minlength=9) / draws
-    # 5-sigma binomial tolerance per hypothesis.
-    sd = np.sqrt(exact * (1 - exact) / draws)
-    assert np.all(np.abs(freq - exact) <= 5 * sd + 1e-12)
+    counts = np.bincount([em.alg1_sample(TINY, HYP, eps, rng=rng, scores=u) for _ in range(draws)], minlength=9)
+    assert exact.min() * draws > 50
+    chi2 = float(np.sum((counts - draws * exact) ** 2 / (draws * exact)))
+    assert stats.chi2.sf(chi2, df=8) > 1e-3, chi2
 
 
 def test_replace_one_neighbours_are_neighbours() -> None:

@@ -134,16 +134,34 @@ def test_laplace_type_sums_distribution() -> None:
     assert draws[:, 2].var() == pytest.approx(2 * 7 * 0.25, rel=0.05)
 
 
+class _RecordingRng:
+    """Stands in for the generator: records the probabilities passed to ``choice`` and returns index 0."""
+
+    def choice(self, k, p):
+        self.k, self.p = k, np.asarray(p)
+        return 0
+
+
 def test_auditor_exp_mech_probabilities() -> None:
+    """Pr[λ] ∝ exp(ε·score(λ)/(2·C·2/n)), score(±C) = C(±v − slack), score(0) = 0: checked exactly (the
+    probabilities handed to the sampler), then by sampling at Pr[+C] = 1/(1 + e^{−εnv/2}) ≈ 0.80."""
+    n, C, eps, v = 200, 5.0, 0.5, 0.028
+    p_plus = 1 / (1 + math.exp(-eps * n * v / 2))                      # = 1/(1 + e^{−1.4}) ≈ 0.802
+    rec = _RecordingRng()
+    assert fn.auditor_exp_mech(v, C, 0.0, eps, n, rng=rec) == C            # index 0 is +C
+    np.testing.assert_allclose(rec.p, [p_plus, 1 - p_plus], rtol=1e-12)
+    slack = 0.01
+    logits = eps * n / 4 * np.array([v - slack, -v - slack, 0.0])
+    assert fn.auditor_exp_mech(v, C, slack, eps, n, rng=rec) == C and rec.k == 3
+    np.testing.assert_allclose(rec.p, np.exp(logits) / np.exp(logits).sum(), rtol=1e-12)
+    # sampling: 4000 draws, SE of the frequency = √(p(1−p)/4000) ≈ 0.0063; ±4 SE (≈ 0.025) tells p ≈ 0.80
+    # from a fair coin (0.5, logits = 0) and from logits ×10 (p ≈ 1 − 10⁻⁶)
     rng = np.random.default_rng(6)
-    n, C, eps, v = 200, 5.0, 0.02, 0.004
-    picks = np.array([fn.auditor_exp_mech(v, C, 0.0, eps, n, rng=rng) for _ in range(3000)])
-    # Pr[+C] = 1/(1 + exp(−ε·2Cv/(2·C·2/n))).
-    p = 1 / (1 + math.exp(-eps * 2 * C * v / (2 * C * 2 / n)))
-    assert np.mean(picks == C) == pytest.approx(p, abs=5 * math.sqrt(p * (1 - p) / 3000))
-    assert set(np.unique(picks)) <= {C, -C}
+    picks = np.array([fn.auditor_exp_mech(v, C, 0.0, eps, n, rng=rng) for _ in range(4000)])
+    assert set(np.unique(picks)) == {C, -C}
+    assert np.mean(picks == C) == pytest.approx(p_plus, abs=4 * math.sqrt(p_plus * (1 - p_plus) / 4000))
     assert fn.auditor_best_response(v, C) == C and fn.auditor_best_response(-v, C) == -C
-    assert fn.auditor_best_response(v, C, slack=0.01) == 0.0
+    assert fn.auditor_best_response(0.004, C, slack=0.01) == 0.0       # |v| below the slack
 
 
 @pytest.mark.parametrize(("eps0", "k", "eps_total"), [(0.1, 50, 2.0), (0.5, 10, 3.0), (0.1, 5, 0.05), (0.02, 400, 1.0)])
