@@ -225,3 +225,40 @@ def test_private_fair_greedy_clips_each_observation_to_L_tilde(small_env) -> Non
     assert p.clipped == 0
     with pytest.raises(InvalidParameterError, match="L_tilde"):
         PrivateFairGreedy(env.n_arms, env.dim, 40, reg_rng=np.random.default_rng(1), **{**kw, "L_tilde": 0.0})
+
+
+@pytest.mark.parametrize("variant", ["paper", "reference"])
+def test_private_fair_greedy_tree_noise_is_the_calibrated_sigma(variant: str) -> None:
+    """D4: the tree's per-node noise is σ = 4L̃²√m ln(4/δ_reg)/ε_reg, m = 1 + ⌈log₂(T/2)⌉, and the shift is
+    2Γ, Γ = σ√(2m)(4√d + 2 ln A) (A = 2T paper, 2·(T/2)·T reference). After one observation the released
+    M − aaᵀ − 2Γ·I is one node's symmetric noise: off-diagonal N(0, σ²), diagonal N(0, 2σ²).
+
+    4 policies × 210 off-diagonal entries: RMS/σ to ±10 % (relative SE ≈ 1/√1680 = 2.4 %, ≈ 4 SE);
+    84 diagonal entries: RMS/(√2σ) to ±30 % (SE ≈ 7.7 %). A tree built with σ/2 fails both."""
+    d, T, L, K = 20, 64, 1.5, 3
+    eps, delta, ae, ad = 2.0, 0.1, 0.7, 0.6
+    e_reg, d_reg = (ae * eps, ad * delta) if variant == "paper" else (eps, delta)
+    m = 1 + math.ceil(math.log2(T / 2))
+    sigma = 4 * L**2 * math.sqrt(m) * math.log(4 / d_reg) / e_reg
+    gamma = sigma * math.sqrt(2 * m) * (4 * math.sqrt(d) + 2 * math.log(2 * T if variant == "paper" else T * T))
+    x = np.random.default_rng(5).normal(size=d)
+    x /= np.linalg.norm(x)                                   # ‖[x; y]‖ = √1.09 < L̃: no clipping
+    a = np.append(x, 0.3)
+    off, diag = [], []
+    iu = np.triu_indices(d + 1, k=1)
+    for seed in range(4):
+        pol = PrivateFairGreedy(K, d, T, variant=variant, rng=np.random.default_rng(0), epsilon=eps, delta=delta,
+                                alpha_eps=ae, alpha_delta=ad, L_tilde=L, reg_rng=np.random.default_rng(seed),
+                                rank_normals=np.zeros((T, K)))
+        assert pol.m == m == 6 and pol.sigma_noise == pytest.approx(sigma, rel=1e-12)
+        assert pol.tree.sigma == pol.sigma_noise and pol.gamma == pytest.approx(gamma, rel=1e-12)
+        pol._feed(x, 0.3)
+        assert pol.clipped == 0
+        noise = pol.tree.release() - np.outer(a, a) - 2 * gamma * np.eye(d + 1)
+        np.testing.assert_allclose(noise, noise.T, rtol=0, atol=1e-9 * gamma)
+        off.append(noise[iu])
+        diag.append(np.diag(noise))
+    off, diag = np.concatenate(off), np.concatenate(diag)
+    assert off.size == 840 and diag.size == 84
+    assert np.sqrt(np.mean(off**2)) == pytest.approx(sigma, rel=0.10)
+    assert np.sqrt(np.mean(diag**2)) == pytest.approx(math.sqrt(2) * sigma, rel=0.30)

@@ -207,6 +207,35 @@ def test_tree_event_is_within_the_regression_budget() -> None:
         assert 0 <= eps <= p.split.epsilon_reg
 
 
+def _gaussian_epsilon(mu: float, delta: float) -> float:
+    """Exact ε(δ) of one Gaussian mechanism with sensitivity/noise μ (Balle & Wang 2018, Thm 8):
+    δ = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)."""
+    from scipy import optimize, stats
+
+    def gap(e):
+        return stats.norm.cdf(-e / mu + mu / 2) - math.exp(e) * stats.norm.cdf(-e / mu - mu / 2) - delta
+
+    return optimize.brentq(gap, 0.0, 100.0, xtol=1e-12)
+
+
+@pytest.mark.parametrize(("sigma", "L", "m"), [(6.0, 1.5, 6), (20.0, 2.0, 16), (3.0, 1.0, 4)])
+def test_tree_event_is_one_gaussian_of_the_composed_mu(sigma: float, L: float, m: int) -> None:
+    """D6: m releases of sensitivity L̃² (replace one; L̃²/√2 add/remove) with noise σ compose to one Gaussian
+    of μ = √m·L̃²/σ (add/remove: μ/√2). The PLD ε of tree_dp_event at δ = 10⁻⁵ equals the exact Gaussian ε(μ)
+    to 10⁻⁵ relative (PLD discretization 10⁻⁴ gives ≈ 10⁻⁸ here); a sensitivity L̃²/2 halves μ and roughly halves ε."""
+    import dp_accounting.pld
+
+    delta = 1e-5
+    for replace_one, mu in ((True, math.sqrt(m) * L**2 / sigma), (False, math.sqrt(m) * L**2 / (math.sqrt(2) * sigma))):
+        event = tm.tree_dp_event(sigma, L, m, replace_one=replace_one)
+        acc = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
+        acc.compose(event)
+        assert acc.get_epsilon(delta) == pytest.approx(_gaussian_epsilon(mu, delta), rel=1e-5)
+        # RDP composes exactly: the same ε as one Gaussian with noise multiplier 1/μ
+        one = dp_accounting.GaussianDpEvent(1 / mu)
+        assert tm.rdp_epsilon(event, delta) == pytest.approx(tm.rdp_epsilon(one, delta), rel=1e-9)
+
+
 def test_bad_inputs_raise() -> None:
     with pytest.raises(InvalidParameterError, match="epsilon"):
         tm.gaussian_tree_sigma(1.0, 4, 0.0, 0.1)
