@@ -224,3 +224,48 @@ def test_jagielski_privacy_accounting() -> None:
     assert acc_epsilon(dp_sgd_event(res.noise_multiplier, 0.1, res.steps), 1e-6) == pytest.approx(1.0, abs=0.02)
     total = acc_epsilon(res.event, 1e-6)
     assert total <= 2.0 + 0.02
+
+
+class _LaplaceTap:
+    """Passes every call to a seeded generator and keeps each Laplace call (loc, scale, draws); with
+    ``zero`` it returns zeros instead of the draws (after drawing them, so the stream is unchanged)."""
+
+    def __init__(self, seed: int, zero: bool = False):
+        self._rng, self.zero, self.calls = np.random.default_rng(seed), zero, []
+
+    def __getattr__(self, name):
+        return getattr(self._rng, name)
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        draw = self._rng.laplace(loc, scale, size=size)
+        self.calls.append((loc, scale, draw))
+        return np.zeros_like(draw) if self.zero else draw
+
+
+def test_jagielski_auditor_laplace_noise_scale() -> None:
+    """D5: each round the K = 2k cell sums of the hard predictions (ℓ1 sensitivity 2) get Lap(2/ε_round),
+    ε_round = ε/(2T), so γ_c gets noise of scale 2/(ε_round·n_c). Checked: one Laplace call per round with that
+    scale and shape (K, G); E|draw| = scale over 40 rounds × 10 cells × 5 bounds = 2000 draws to ±8 % (|Lap(b)|
+    is Exp(b): relative SE 1/√2000 = 2.2 %, ≈ 3.6 SE), so a scale off by ≥ 10 % fails; and the noise reaches
+    the game (zeroing the same draws changes the iterates)."""
+    rng = np.random.default_rng(3)
+    n, k, T, eps = 300, 5, 40, 4.0
+    s = rng.integers(0, k, n)
+    X = rng.normal(size=(n, 3)) + 0.3 * s[:, None]
+    y = (rng.random(n) < sigmoid(X[:, 0] - 0.2 * s)).astype(int)
+    bounds = [0.0, 1.0, 2.0, 5.0, 10.0]
+    kw = dict(bounds=bounds, epsilon=eps, delta=1e-5, rounds=T, learner_epochs=1, batch_size=n, lr=0.5)
+    tap = _LaplaceTap(0)
+    res = train_jagielski_2019(X, y, s, rng=tap, **kw)
+    eps_round = eps / (2 * T)
+    scale = 2 / eps_round                                      # = 40
+    assert res.laplace_epsilon_per_round == pytest.approx(eps_round, rel=1e-12)
+    assert len(tap.calls) == T
+    for loc, b, draw in tap.calls:
+        assert loc == 0.0 and b == pytest.approx(scale, rel=1e-12) and draw.shape == (2 * k, len(bounds))
+    draws = np.concatenate([c[2].ravel() for c in tap.calls])
+    assert draws.size == 2000
+    assert np.mean(np.abs(draws)) == pytest.approx(scale, rel=0.08)
+    # the same stream with the Laplace draws zeroed: the auditor's λ, hence the learner's iterates, change
+    quiet = train_jagielski_2019(X, y, s, rng=_LaplaceTap(0, zero=True), **kw)
+    assert any(not np.array_equal(a.w, b.w) for a, b in zip(res.iterates, quiet.iterates, strict=True))
