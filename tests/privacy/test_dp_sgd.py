@@ -40,6 +40,12 @@ def test_clipped_per_sample_gradients_have_norm_at_most_c() -> None:
     assert np.all(np.linalg.norm(clipped, axis=1) <= 1.5 + 1e-9)
     small = norms < 1.5 - 1e-3
     np.testing.assert_allclose(clipped[small], G[small], rtol=1e-5)
+    # a gradient longer than C is scaled to norm exactly C (up to Opacus's +1e-6 in the denominator:
+    # C·‖g‖/(‖g‖ + 10⁻⁶) is within 10⁻⁶ of C), in its own direction
+    large = norms > 1.5
+    assert 0 < np.count_nonzero(large) < norms.size
+    np.testing.assert_allclose(np.linalg.norm(clipped[large], axis=1), 1.5, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(clipped[large] / 1.5, G[large] / norms[large, None], rtol=0, atol=1e-6)
     # the closed-form clipped sum used by training equals the explicit one
     gw, gb = private_gradient(X, y, w, b, clip_norm=1.5, noise_std=0.0, denominator=1.0,
                               rng=np.random.default_rng(0))

@@ -206,6 +206,25 @@ def test_privacy_loss_and_hockey_stick_basics() -> None:
     assert ci.hockey_stick_delta(only, {b: F(1)}, 50.0) == 1
 
 
+def test_exponential_mechanism_closed_form() -> None:
+    """Pr[h] = exp(−β·err(h)) / Σ_{feasible h'} exp(−β·err(h')) on the feasible set only, an exact rational
+    distribution (sums to 1 exactly); lower error is more likely (β > 0), β = 0 is uniform."""
+    a, b, c, d = h(1, 0, 1, 0), h(0, 0, 1, 0), h(1, 1, 1, 0), h(0, 0, 0, 0)
+    err = {a: F(0), b: F(1, 4), c: F(1), d: F(0)}
+    beta = 2.0
+    out = ci.exponential_mechanism([a, b, c, d], lambda hh: hh != d, err.__getitem__, beta)
+    assert set(out) == {a, b, c} and sum(out.values()) == 1 and all(isinstance(v, F) for v in out.values())
+    z = sum(math.exp(-beta * float(err[hh])) for hh in (a, b, c))
+    for hh in (a, b, c):
+        assert float(out[hh]) == pytest.approx(math.exp(-beta * float(err[hh])) / z, rel=1e-14)
+    assert out[a] > out[b] > out[c]
+    assert float(out[a] / out[c]) == pytest.approx(math.exp(2.0), rel=1e-14)
+    flat = ci.exponential_mechanism([a, b, c, d], lambda hh: hh != d, err.__getitem__, 0.0)
+    assert flat == {a: F(1, 3), b: F(1, 3), c: F(1, 3)}
+    with pytest.raises(ValueError, match="no feasible"):
+        ci.exponential_mechanism([a, b], lambda hh: False, err.__getitem__, beta)
+
+
 @pytest.mark.parametrize("zeta", ZETAS)
 def test_always_fair_algorithms_need_delta_half(zeta: F) -> None:
     res = ci.check_privacy_loss(zeta, COARSE)

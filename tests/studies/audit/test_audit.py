@@ -197,7 +197,8 @@ def test_bad_input_is_one_line_before_any_audit(tmp_path, monkeypatch, args) -> 
     (tmp_path / "FILE").write_text("x")
     res = CliRunner().invoke(main, ["audit", "laplace-step", *args])
     assert res.exit_code in (1, 2), res.output
-    assert "Traceback" not in res.output and res.exception is None or isinstance(res.exception, SystemExit)
+    assert "Traceback" not in res.output, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
     assert not (tmp_path / "audit").exists() and not (tmp_path / "results").exists()
     assert sum("rror:" in ln for ln in res.output.splitlines()) == 1 and len([ln for ln in res.output.splitlines() if ln.strip()]) <= 3, res.output
 
