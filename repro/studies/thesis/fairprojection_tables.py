@@ -52,8 +52,8 @@ from repro.errors import InvalidParameterError
 from repro.fairness import fair_projection as fp
 from repro.fairness.metrics import accuracy, meo_gap, sp_gap
 from repro.privacy.guarantee import NON_PRIVATE, Guarantee
-from repro.privacy.ldp_mechanisms import guarantee as ldp_guarantee
 from repro.privacy.ldp_mechanisms import optimal_binary_matrix, perturb
+from repro.studies.thesis.ldp_figures import mechanism_guarantee
 
 __all__ = ["VERSION", "DATASETS", "match_on_curve", "run_trial"]
 
@@ -62,8 +62,6 @@ VERSION = "1"
 INDEX = ("epsilon",)
 #: non-metric value columns of a record: the label and caveat of its ε (issue 21 audit; docs/privacy.md)
 VALUES = ("eps_label", "eps_caveat")
-#: OPT's matrix picks the minority group from the training split (as ``ldp_figures`` for k = 2)
-OPT_STATISTICS = "the training split's minority group"
 #: FairProjection and the base model see the true attribute; their ``epsilon`` is the OPT ε they are matched to
 MATCHED_ONLY = "not private: the true attribute is used; `epsilon` names the OPT ε this row is matched to"
 
@@ -202,7 +200,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         opt_unfair[eps] = _unfairness(kind, o["pred"], yte, ste)
         records.append({"method": "OPT", "epsilon": eps, "accuracy": accuracy(o["pred"], yte),
                         metric: opt_unfair[eps], "seconds_fit": o["seconds"],
-                        **_label(ldp_guarantee(eps, statistics=OPT_STATISTICS))})
+                        **_label(mechanism_guarantee("OPT", eps, 2))})
 
     # FairProjection of the shared base model.
     p_tr, p_te = fp.smooth(shared["p_tr"]), fp.smooth(shared["p_te"])

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from repro.privacy.group import group_privacy
 from repro.studies.methods import is_user_label
 from repro.studies.thesis import methods as method_registry
 from repro.studies.thesis.methods.algorithm2 import ALG2, BASE
@@ -244,8 +245,6 @@ def _person_sentence(bundle, epsilon: float, delta: float) -> str:
     row = _data_row(bundle)
     if row is None or "rows_per_person" not in row or not int(row["rows_per_person"]) > 1:
         return ""
-    from repro.privacy.group import group_privacy
-
     k = int(row["rows_per_person"])
     eps_k, delta_k = group_privacy(float(epsilon), delta, k)
     return (f" Privacy unit: {row['privacy_unit']}. Every ε here is per row; per person Algorithm 2's "
