@@ -304,6 +304,7 @@ def load_authors_dataset(name: str) -> TabularDataset:
     s = df[spec.sensitive].astype(str).eq(spec.positive_group).to_numpy(dtype=np.int8)
     train, test = authors_split(len(df))
     sens = df[spec.sensitive]
+    rows_per_person, unit = spec.privacy_unit()   # the privacy unit (repro.privacy.group.privacy_unit)
     extra = {
         "authors_file": spec.filename,
         "git_blob": spec.git_blob,
@@ -315,8 +316,8 @@ def load_authors_dataset(name: str) -> TabularDataset:
         "authors_group_code": {"train": _first_appearance(sens.iloc[train]),
                                "test": _first_appearance(sens.iloc[test])},
         **_leakage(df, spec.copies, train, test),
-        "rows_per_person": spec.privacy_unit()[0],   # the privacy unit (repro.privacy.group.privacy_unit)
-        "privacy_unit": spec.privacy_unit()[1],
+        "rows_per_person": rows_per_person,
+        "privacy_unit": unit,
     }
     inferred = "" if spec.canonical else (
         "INFERRED reconstruction (issue 13 fact 4): the authors' bytes are not public and the "

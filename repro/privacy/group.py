@@ -19,7 +19,8 @@ hyperparameter settings) in one pass with the *same* batches and standard-normal
 per model (:func:`repro.learners.dp_fermi.train_dp_fermi_batch`). Each model alone has its stated ε,
 but the noise cancels in combinations of models (after one step, θ_λ₁ − θ_λ₂ is noiseless for the
 strict-all engine), so a release of several models of one trial is not covered by any finite ε:
-:data:`SHARED_NOISE`.
+:data:`SHARED_NOISE`. Private-Fair-Greedy's (ε, δ, α) configurations of one trial share their regression
+and rank noise draws in the same way; :func:`shared_noise` words the caveat for both.
 """
 
 from __future__ import annotations
@@ -27,14 +28,22 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["group_privacy", "per_person", "privacy_unit", "ONE_ROW_PER_PERSON", "SHARED_NOISE"]
+__all__ = ["group_privacy", "per_person", "privacy_unit", "shared_noise", "ONE_ROW_PER_PERSON", "SHARED_NOISE"]
 
 #: the unit of a dataset whose loader states none: a row is a person
 ONE_ROW_PER_PERSON = (1, "one row per person")
 
-#: caveat of every privacy row whose models were trained together on shared noise draws
-SHARED_NOISE = ("ε per model: the models of one trial (its λ grid and hyperparameter settings) are trained "
-                "on the same batches and noise draws, so a release of several of them is not covered by ε")
+
+
+def shared_noise(unit: str, which: str, how: str) -> str:
+    """The joint-release caveat of a privacy row whose ``unit``s (models, configurations: ``which`` of one
+    trial) ``how`` (share what noise): each has its ε, a release of several of them has none (module docstring)."""
+    return f"ε per {unit}: the {unit}s of one trial ({which}) {how}, so a release of several of them is not covered by ε"
+
+
+#: caveat of every DP-FERMI privacy row: the models of a trial were trained together on shared noise draws
+SHARED_NOISE = shared_noise("model", "its λ grid and hyperparameter settings",
+                            "are trained on the same batches and noise draws")
 
 
 def group_privacy(epsilon: float, delta: float, k: int) -> tuple[float, float]:

@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 from scipy import special
 
-from repro.privacy.group import ONE_ROW_PER_PERSON, SHARED_NOISE, group_privacy, per_person, privacy_unit
+from repro.privacy.group import (
+    ONE_ROW_PER_PERSON,
+    SHARED_NOISE,
+    group_privacy,
+    per_person,
+    privacy_unit,
+    shared_noise,
+)
 
 
 def _gauss_delta(eps: float, mu: float) -> float:
@@ -78,3 +85,15 @@ def test_per_person_columns() -> None:
     assert privacy_unit(SimpleNamespace(extra={})) == ONE_ROW_PER_PERSON == (1, "one row per person")
     assert per_person(1.0, 1e-10, SimpleNamespace(extra={}))["eps_per_person"] == 1.0
     assert "not covered" in SHARED_NOISE and "per model" in SHARED_NOISE
+
+
+def test_one_wording_of_the_joint_release_caveat_for_both_engines() -> None:
+    """DP-FERMI's models and Private-Fair-Greedy's configurations share noise in the same way; the caveat is
+    worded once (``shared_noise``), so both state the unit ε is per and that a joint release has none."""
+    from repro.studies.pfg.regret_and_sweeps import JOINT_RELEASE
+
+    tail = ", so a release of several of them is not covered by ε"
+    assert shared_noise("x", "w", "h") == "ε per x: the xs of one trial (w) h" + tail
+    assert SHARED_NOISE.startswith("ε per model: the models of one trial (its λ grid") and SHARED_NOISE.endswith(tail)
+    assert JOINT_RELEASE.startswith("ε per configuration: the configurations of one trial (its (ε, δ, α)")
+    assert JOINT_RELEASE.endswith(tail) and "regression and rank noise" in JOINT_RELEASE

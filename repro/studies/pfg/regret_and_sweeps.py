@@ -60,6 +60,7 @@ from repro.bandits.simulate import draw_stream, simulate, stream_contexts
 from repro.engine.trial import TrialContext, TrialOutput, global_rng
 from repro.errors import InvalidParameterError
 from repro.privacy import tree_mechanism as tm
+from repro.privacy.group import shared_noise
 from repro.privacy.guarantee import NON_PRIVATE
 
 __all__ = ["VERSION", "run_trial", "resolve_environment"]
@@ -70,8 +71,8 @@ INDEX = ("environment", "epsilon", "delta", "alpha_eps", "alpha_delta")
 #: non-metric value columns of a record: the label of the policy's ε (docs/privacy.md)
 VALUES = ("eps_label",)
 #: the Private-Fair-Greedy configurations of one trial share their noise draws (common random numbers)
-JOINT_RELEASE = ("ε per configuration: the (ε, δ, α) configurations of one trial share their regression and rank "
-                 "noise draws (scaled per configuration), so a release of several of them is not covered by ε")
+JOINT_RELEASE = shared_noise("configuration", "its (ε, δ, α) settings",
+                             "share their regression and rank noise draws (scaled per configuration)")
 
 POLICIES = ("OFUL", "FairGreedy", "PrivateFairGreedy", "Random", "Oracle")
 LABELS = {"OFUL": "OFUL", "FairGreedy": "Fair-Greedy", "PrivateFairGreedy": "Private-Fair-Greedy",

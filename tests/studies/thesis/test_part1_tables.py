@@ -73,6 +73,20 @@ def test_every_method_declares_its_guarantee() -> None:
     assert found["Algorithm 2"].record_names == ("DP-SGD (before post-processing)", "Algorithm 2")
 
 
+def test_thesis_dp_fermi_rows_declare_the_relation_their_noise_is_calibrated_for() -> None:
+    # The thesis's DP-FERMI rows use its all-feature noise formulas (privacy w.r.t. a whole record), not
+    # Theorem 3.3(a)'s sensitive-attribute relation that the figures' engine declares for its code path.
+    from repro.privacy.guarantee import Neighbouring
+    from repro.studies.thesis import methods
+
+    found = methods.methods()
+    for name in ("DP-FERMI", "DP-FERMI (other group order)"):
+        declared = found[name].guarantee_for()
+        assert declared.relation is Neighbouring.REPLACE_ONE, name
+        assert "all-feature" in declared.accountant and "Theorem 3.3" not in declared.accountant
+    assert found["DP-FERMI (strict)"].guarantee_for().relation is Neighbouring.ADD_OR_REMOVE_ONE
+
+
 
 def test_authors_adult_split_re_derives_the_thesis_accountant_inputs(env: Path) -> None:
     """Issue 13 fact 1 / spec P4: on the authors' Adult file Algorithm 2 fits on int(2/3 · 45,243) = 30,162 rows,
