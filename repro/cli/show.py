@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from fractions import Fraction
 from typing import Any
 
 import click
@@ -34,14 +35,22 @@ def _fmt(value: Any) -> str:
 def _domain(spec: ExperimentSpec, key: str) -> str:
     dom = spec.domains.get(key)
     if dom is None:
+        declared = list(dict.fromkeys(spec.declared_values(key)))
+        if declared and all(isinstance(d, str) for d in declared):   # the declared names are the domain
+            return "one of " + ", ".join(_fmt(d) for d in declared)
         return "(values as declared)"
     if dom == "any":
         return "any value"
     if isinstance(dom, list):
         return "one of " + ", ".join(_fmt(d) for d in dom)
-    parts = ["integer"] if dom.get("integer") else []
-    lo = f">= {_fmt(dom['min'])}" if "min" in dom else f"> {_fmt(dom['gt'])}" if "gt" in dom else ""
-    hi = f"<= {_fmt(dom['max'])}" if "max" in dom else f"< {_fmt(dom['lt'])}" if "lt" in dom else ""
+    parts = ["rational"] if dom.get("rational") else ["integer"] if dom.get("integer") else []
+    if dom.get("unit_fraction"):
+        parts.append("1/k,")
+    def bound(v: Any) -> str:
+        return str(Fraction(v).limit_denominator(10**6)) if dom.get("rational") else _fmt(v)
+
+    lo = f">= {bound(dom['min'])}" if "min" in dom else f"> {bound(dom['gt'])}" if "gt" in dom else ""
+    hi = f"<= {bound(dom['max'])}" if "max" in dom else f"< {bound(dom['lt'])}" if "lt" in dom else ""
     return " ".join([*parts, " and ".join(b for b in (lo, hi) if b)]).strip() or "a number"
 
 
@@ -108,7 +117,7 @@ def show_spec(spec: ExperimentSpec) -> None:
     grid = _grid(spec, full)
     fixed = spec.fixed_params(full)
     click.echo(f"settable keys (--set KEY=V[,V...]; default = the {full} profile's value):")
-    keys = [*grid, *(k for c in (listed or ()) for k in c if k not in grid and k != "method"), *fixed]
+    keys = [*grid, *(k for c in (listed or ()) for k in c if k not in grid), *fixed]
     for key in dict.fromkeys(keys):
         default = _fmt(grid[key]) if key in grid else _fmt(fixed[key]) if key in fixed else "per cell"
         _line(f"{key} = {default}    domain: {_domain(spec, key)}")

@@ -20,6 +20,7 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -211,7 +212,10 @@ class ExperimentSpec:
         file gives both, every explicit cell crossed with the grid's product (e.g. a ``data`` axis
         over a table's hand-listed cells).
 
-        ``overrides`` (from ``--set key=v1,v2``) replace the values of grid axes or fixed params.
+        ``overrides`` (from ``--set key=v1,v2``) replace the values of grid axes or fixed params, and a key of
+        the listed cells in the cells that have it (``lambda`` leaves a table's λ-free rows as they are). A
+        replaced cell whose value the file lists only in cells of another shape is dropped, so ``method=X``
+        keeps X's own rows (a cell of another method does not become an X cell without X's keys).
         """
         prof = self.profile(profile)
         grid = dict(self.grid or {})
@@ -223,9 +227,13 @@ class ExperimentSpec:
             cells = [{**dict(c), **g} for c in listed for g in combos] if grid else [dict(c) for c in listed]
         else:
             cells = combos
+        declared = [self.coerce_params(c) for c in cells]
         for key, values in (overrides or {}).items():
+            values = [self.coerce_params({key: v})[key] for v in values]   # typed, if not already
             if any(key in c for c in cells):
-                cells = [{**c, key: v} for c in cells for v in values]
+                cells = [cell for c in cells
+                         for cell in ([{**c, key: v} for v in values] if key in c else [c])
+                         if key not in cell or _has_declared_shape(cell, key, declared)]
         # Typed (the file's 1 and 1.0 of a float key are one value), then deduplicated (overrides
         # may collapse explicit cells), keeping order.
         seen: set[str] = set()
@@ -236,6 +244,10 @@ class ExperimentSpec:
             if s not in seen:
                 seen.add(s)
                 unique.append(c)
+        if overrides and not unique:
+            given = " ".join(f"{k}={','.join(_fmt(v) for v in vs)}" for k, vs in overrides.items())
+            raise InvalidParameterError(f"--set {given}: no cell of {self.id!r} has these values together; "
+                                        f"`repro show {self.id}` lists its cells")
         return unique or [{}]
 
     def fixed_params(self, profile: str, overrides: Mapping[str, list[Any]] | None = None
@@ -284,14 +296,15 @@ class ExperimentSpec:
         """The declared type of ``key``: ``int``, ``float``, ``bool``, ``str`` or ``any`` (kept as given).
 
         From the ``[domains]`` entry when there is one (a table: ``float``, or ``int`` with
-        ``integer = true``; an array: the kind of its values; ``"any"``), else from the values the
+        ``integer = true``, ``rational``: exact text such as ``1/10`` with ``rational = true``; an array: the
+        kind of its values; ``"any"``), else from the values the
         file declares for the key (all integers: ``int``; numbers with a float among them: ``float``).
         """
         domain = self.domains.get(key)
         if domain == "any":
             return "any"
         if isinstance(domain, dict):
-            return "int" if domain.get("integer") else "float"
+            return "rational" if domain.get("rational") else "int" if domain.get("integer") else "float"
         declared = domain if isinstance(domain, list) else self.declared_values(key)
         kinds = {_kind(d) for d in declared}
         if len(kinds) == 1 and kinds <= {"bool", "str", "int", "float"}:
@@ -314,8 +327,9 @@ class ExperimentSpec:
         try:
             typed = _coerce(kind, value)
         except ValueError as exc:
-            raise InvalidParameterError(f"{where} {key}={shown}: {exc} for {self.id!r}; "
-                                        f"give a {kind} value (`repro list` shows the settable keys)") from None
+            article = "an" if kind[0] in "aeiou" else "a"
+            raise InvalidParameterError(f"{where} {key}={shown}: {exc} for {self.id!r}; give {article} {kind} value "
+                                        f"(`repro show {self.id}` lists the settable keys)") from None
         problem = _domain_problem(self.domains.get(key), self.declared_values(key), typed)
         if problem:
             raise InvalidParameterError(f"{where} {key}={shown}: {problem} for {self.id!r}")
@@ -365,6 +379,13 @@ def _coerce(kind: str, value: Any) -> Any:
         if isinstance(value, (bool, int, float)) and not isinstance(value, str):
             raise ValueError(f"expected text, got the number {value!r}")
         return str(value).strip()
+    if kind == "rational":   # exact: every spelling of one number (0.1, 1/10, 2/20) is its lowest terms, "1/10"
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise ValueError(f"expected a rational number such as 1/10, got {value!r}")
+        try:
+            return str(Fraction(str(value).strip()))
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"expected a rational number such as 1/10, got {value!r}") from None
     if kind == "bool":
         if isinstance(value, bool):
             return value
@@ -395,6 +416,13 @@ def _coerce(kind: str, value: Any) -> Any:
     return float(number)
 
 
+
+def _has_declared_shape(cell: Mapping[str, Any], key: str, declared: Sequence[Mapping[str, Any]]) -> bool:
+    """False when the file's cells with ``cell[key]`` all have other keys than ``cell`` (see
+    :meth:`ExperimentSpec.expand_cells`); a value the file never lists for ``key`` keeps the cell."""
+    shapes = {frozenset(c) for c in declared if key in c and _same(c[key], cell[key])}
+    return not shapes or frozenset(cell) in shapes
+
 def _kind(v: Any) -> str:
     if isinstance(v, bool):
         return "bool"
@@ -416,6 +444,17 @@ def _domain_problem(domain: Any, declared: list[Any], value: Any) -> str:
         if not any(_kind(d) == kind or {_kind(d), kind} <= {"int", "float"} for d in domain) \
                 or not any(_same(value, d) for d in domain):
             return f"not an allowed value (allowed: {', '.join(_fmt(d) for d in domain)})"
+        return ""
+    if isinstance(domain, dict) and domain.get("rational"):
+        number = Fraction(str(value))
+        if domain.get("unit_fraction") and number.numerator != 1:
+            return "must be 1/k for a positive integer k"
+        for bound, fails, text in (("min", number < domain.get("min", number), ">="),
+                                   ("max", number > domain.get("max", number), "<="),
+                                   ("gt", "gt" in domain and not number > domain["gt"], ">"),
+                                   ("lt", "lt" in domain and not number < domain["lt"], "<")):
+            if bound in domain and fails:
+                return f"must be {text} {Fraction(domain[bound]).limit_denominator(10**6)}"
         return ""
     if isinstance(domain, dict):
         if kind not in {"int", "float"}:
@@ -809,12 +848,14 @@ def _parse_fidelity(path: Path, table: Mapping[str, Any]) -> dict[str, str]:
 
 
 #: keys of a numeric domain table: inclusive bounds, strict bounds, integer-valued
-_DOMAIN_KEYS = {"min": (int, float), "max": (int, float), "gt": (int, float), "lt": (int, float), "integer": bool}
+_DOMAIN_KEYS = {"min": (int, float), "max": (int, float), "gt": (int, float), "lt": (int, float), "integer": bool,
+                "rational": bool, "unit_fraction": bool}
 
 
 def _parse_domains(path: Path, domains: Mapping[str, Any]) -> dict[str, Any]:
     """``[domains]``: per parameter, an array of allowed values, ``"any"``, or a numeric table with
-    ``min``/``max`` (inclusive), ``gt``/``lt`` (strict) and ``integer`` (issue #24 item 2)."""
+    ``min``/``max`` (inclusive), ``gt``/``lt`` (strict) and ``integer`` (issue #24 item 2), or ``rational``
+    (exact text such as ``1/10``; ``unit_fraction``: 1/k only)."""
     for key, dom in domains.items():
         if isinstance(dom, list):
             if not dom:

@@ -66,6 +66,14 @@ def test_show_prints_the_merged_experiment(monkeypatch: pytest.MonkeyPatch) -> N
     assert '"extends"' not in merged and '"tune_seeds": 3' in merged and '"id": "dpfermi-fig-4"' in merged
 
 
+def test_show_lists_every_key_of_the_listed_cells_method_included(monkeypatch: pytest.MonkeyPatch) -> None:
+    """README: `repro show ID` lists every key `--set` accepts; `method` of a table's listed cells was left out."""
+    monkeypatch.delenv("REPRO_EXPERIMENTS_DIR", raising=False)
+    out = invoke("show", "thesis-table-3.1").output
+    keys = out.split("settable keys", 1)[1].split("data modes", 1)[0]
+    assert "  method = per cell    domain: " in keys and "  lambda = per cell    domain: " in keys
+
+
 def test_show_of_an_unknown_id_suggests(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("REPRO_EXPERIMENTS_DIR", raising=False)
     result = invoke("show", "thesis-table-3.9")

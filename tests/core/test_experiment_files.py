@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,10 @@ if __name__ == "__main__":  # regenerate the frozen digests (only when a spec ch
 
 def _outside(domain: dict[str, Any], value: float) -> str:
     """Why ``value`` breaks a numeric domain table, or '' (the bounds as documented in spec.py)."""
+    if domain.get("rational"):   # exact text such as "1/10"
+        value = Fraction(str(value))
+        if domain.get("unit_fraction") and value.numerator != 1:
+            return "unit_fraction"
     rules = {"min": value >= domain.get("min", -float("inf")), "max": value <= domain.get("max", float("inf")),
              "gt": value > domain.get("gt", -float("inf")), "lt": value < domain.get("lt", float("inf")),
              "integer": not domain.get("integer") or (isinstance(value, int) or float(value).is_integer())}

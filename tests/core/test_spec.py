@@ -121,6 +121,60 @@ def test_overrides_replace_grid_axis_and_fixed_param() -> None:
     assert spec.fixed_params("smoke", {"x": [2.0]}) == {"x": 2.0}
 
 
+def test_overrides_of_listed_cell_keys_touch_only_the_cells_that_have_them() -> None:
+    """A key of a table's listed cells: ``lambda`` leaves the λ-free Algorithm 2 row as it is (its identity and
+    seed), and ``method=X`` keeps X's own rows instead of turning the Algorithm 2 row into an X row without λ
+    (which crashed at trial time)."""
+    spec = get_experiment("thesis-table-3.1", EXPERIMENTS)
+
+    def rows(overrides: dict) -> list[tuple]:
+        cells = spec.expand_cells("full", spec.coerce_overrides(overrides))
+        return [(c["method"], c.get("lambda")) for c in cells if c["data"] == "authors"]
+
+    plain = rows({})
+    assert ("Algorithm 2", None) in plain
+    assert rows({"lambda": ["1"]}) == [("Algorithm 2", None), ("DP-FERMI", 1.0), ("DP-FERMI (other group order)", 1.0),
+                                       ("DP-FERMI (strict)", 1.0)]
+    assert rows({"method": ["DP-FERMI"]}) == [r for r in plain if r[0] == "DP-FERMI"]
+    assert rows({"method": ["Algorithm 2"]}) == [("Algorithm 2", None)]
+    assert rows({"method": ["DP-FERMI (strict)"], "lambda": ["0.7"]}) == [("DP-FERMI (strict)", 0.7)]
+    cells = spec.expand_cells("full", spec.coerce_overrides({"lambda": ["1"]}))
+    assert all("lambda" not in c for c in cells if c["method"] == "Algorithm 2")
+
+
+def test_overrides_that_leave_no_cell_are_refused(tmp_path: Path) -> None:
+    text = base_text().replace('[grid]\nmethod = ["a", "b"]\nepsilon = [1.0, 3.0]\n', "").replace(
+        "[params]", 'cells = [{ method = "a", epsilon = 1.0 }, { method = "b", epsilon = 3.0, k = 2 }]\n[params]')
+    spec = load_experiment(write(tmp_path, text))
+    assert spec.expand_cells("smoke", spec.coerce_overrides({"method": ["a"]})) == [{"method": "a", "epsilon": 1.0}]
+    # method=a keeps a's row; epsilon=3 is listed only in a row that also has k: nothing is left to run
+    with pytest.raises(InvalidParameterError, match="no cell of 'toy' has these values together"):
+        spec.expand_cells("smoke", spec.coerce_overrides({"method": ["a"], "epsilon": ["3"]}))
+
+
+def test_a_bad_number_names_the_show_command_and_its_type() -> None:
+    spec = load_experiment(FIXTURE)
+    with pytest.raises(InvalidParameterError, match=r"give a float value \(`repro show toy` lists the settable keys\)"):
+        spec.coerce_overrides({"epsilon": ["abc"]})
+
+
+def test_rational_domains_type_every_spelling_as_one_value_and_check_the_range() -> None:
+    """compat-impossibility's ζ, α and grid step were domain "any": zeta=2, alpha=-5 and grid_step=0 passed the
+    check and failed (or ran half the trials) at trial time."""
+    spec = get_experiment("compat-impossibility", EXPERIMENTS)
+    typed = spec.coerce_overrides({"zeta": ["0.1", "3/16"], "alpha": ["2/20"], "grid_step": ["1/4"]})
+    assert typed == {"zeta": ["1/10", "3/16"], "alpha": ["1/10"], "grid_step": ["1/4"]}
+    # the file's own values keep their text, so its trials keep their identities
+    assert {c["zeta"] for c in spec.expand_cells("full")} == {"1/100", "1/10", "3/16"}
+    assert spec.fixed_params("full")["grid_step"] == "1/10"
+    for item, message in (("zeta=2", "must be <= 3/16"), ("zeta=0", "must be > 0"), ("alpha=-5", "must be > 0"),
+                          ("grid_step=0", "1/k"), ("grid_step=2/5", "1/k"), ("zeta=abc", "rational number"),
+                          ("zeta=1/0", "rational number"), ("zeta=0.1,1/10", "given twice")):
+        key, value = item.split("=")
+        with pytest.raises(InvalidParameterError, match=message):
+            spec.coerce_overrides({key: value.split(",")})
+
+
 def test_setting_string_is_sorted_and_excludes_method() -> None:
     assert format_setting({"method": "m", "zeta": "1/10", "eps": 3.0}) == "eps=3.0;zeta=1/10"
 
