@@ -146,7 +146,7 @@ def _check_class(ref: str, cls: type) -> Guarantee:
     params = inspect.signature(cls.fit).parameters
     if "sensitive_features" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
         raise _fail(ref, f"{cls.__name__}.fit must accept the keyword sensitive_features.")
-    init = inspect.signature(cls.__init__).parameters
+    init = inspect.signature(cls).parameters   # the constructor's (a class without __init__ takes nothing)
     if "random_state" not in init and not any(p.kind is p.VAR_KEYWORD for p in init.values()):
         raise _fail(ref, f"{cls.__name__}.__init__ must accept random_state (the runner passes an int).")
     return guarantee

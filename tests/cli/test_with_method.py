@@ -73,6 +73,7 @@ def test_thesis_table_with_my_method(data_env: Path, legends: list[str]) -> None
     shutil.copy(EXAMPLE, method)
     _run("thesis-table-3.1", "--with", str(method))
     directory = _directory(data_env, "thesis-table-3.1")
+    assert "+with-" in directory.name   # never the profile's own folder, which a plain run rewrites
     summary = pd.read_csv(directory / "summary.csv")
     mine = summary[summary["method"] == NAME].set_index("metric")
     assert {"accuracy", "sp_gap", "eps_total"} <= set(mine.index)
@@ -87,6 +88,8 @@ def test_thesis_table_with_my_method(data_env: Path, legends: list[str]) -> None
     again = CliRunner().invoke(main, ["run", "thesis-table-3.1", "--with", str(method), "--seeds", "1",
                                       "--set", "data=authors"])
     assert "(6 cached)" in again.output
+    # the terminal table shows your method's rows too, though they have no paper value beside them
+    assert any(line.startswith(NAME) and "accuracy" in line for line in again.output.splitlines()), again.output
     method.write_text(method.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     edited = CliRunner().invoke(main, ["run", "thesis-table-3.1", "--with", str(method), "--seeds", "1",
                                        "--set", "data=authors"])
@@ -126,6 +129,11 @@ BAD_METHODS = {
                       "Neighbouring.REPLACE_ONE, caveat='x')\n"
                       "    def __init__(self, random_state=None): pass\n"
                       "    def fit(self, X, y, sensitive_features=None): return self\n"),
+    "no_init.py": ("from repro.privacy.guarantee import Guarantee, Label, Neighbouring\n"
+                   "class M:\n    privacy_guarantee = Guarantee(1.0, 0.0, Label.USER_DECLARED, "
+                   "Neighbouring.REPLACE_ONE, caveat='x')\n"
+                   "    def fit(self, X, y, sensitive_features=None): return self\n"
+                   "    def predict(self, X): return X[:, 0] > 0\n"),
     "no_class.py": "x = 1\n",
     "broken.py": "raise RuntimeError('boom')\n",
 }
@@ -136,6 +144,7 @@ BAD_METHODS = {
     ("no_class.py", "found 0 classes with fit() and a privacy_guarantee"),
     ("no_guarantee.py:M", "has no class attribute privacy_guarantee"),
     ("no_predict.py:M", "has no predict() method"),
+    ("no_init.py:M", "M.__init__ must accept random_state"),   # no __init__ at all: failed at trial time before
     ("broken.py", "importing the file failed: RuntimeError: boom"),
     ("no_guarantee.py:Nope", "no class 'Nope'"),
     ("repro_no_such_module:Cls", "cannot import module 'repro_no_such_module'"),
