@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
 
 from repro.cli._common import out_option, parse_set, profile_option, resolve_ids, results_root, variant_option
 from repro.engine.results import ResultBundle, draw_figures, result_dir
+from repro.errors import NoResultsError
 
 
 @click.command("plot")
@@ -25,6 +27,12 @@ def plot(ids: tuple[str, ...], profile: str, variant: str | None, out: Path | No
         chosen = spec.check_variant(variant)
         typed = spec.coerce_overrides(overrides)
         directory = result_dir(root, spec.id, profile, chosen, spec.default_variant, typed)
+        if not (directory / "run.json").exists():   # name the run that makes this folder, flags included
+            flags = [*([f"--profile {profile}"] if profile != "smoke" else []),
+                     *([f"--variant {chosen}"] if chosen != spec.default_variant else []),
+                     *(f"--set {shlex.quote(item)}" for item in set_), *([f"--out {out}"] if out else [])]
+            raise NoResultsError(f"no completed results for {spec.id!r} in {directory}; run "
+                                 f"`{' '.join(['repro run', spec.id, *flags])}` first")
         bundle = ResultBundle.load(spec, directory)
         paths = draw_figures(bundle, bundle.directory)
         if not paths:

@@ -8,6 +8,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,8 +18,11 @@ from repro.engine.report import comparison_rows, format_text, smoke_verdicts_sho
 from repro.engine.results import check_output_dir, write_results
 from repro.engine.runner import BACKENDS, RunConfig, plan_trials, run_experiment
 from repro.engine.spec import ExperimentSpec
-from repro.engine.user_method import load_user_method, with_user_method
+from repro.engine.user_method import USER_KEY, load_user_method, with_user_method
 from repro.errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: above this many trials, planning takes seconds: say so before starting
 PLAN_WARN_TRIALS = 50_000
@@ -97,12 +101,14 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         verdicts = spec_config.profile != "smoke" or smoke_verdicts_shown(spec)
         rows = comparison_rows(outcome.summary, only_paper=True, verdicts=verdicts) or \
             comparison_rows(outcome.summary, verdicts=verdicts)
-        shown = rows[:40]
+        yours = _user_method_rows(spec, spec_config, outcome.summary, verdicts)   # no paper value, always shown
+        rows = [r for r in rows if r not in yours]
+        shown = rows[:max(0, 40 - len(yours))] + yours
         click.echo("")
         click.echo(click.style(f"{spec.id}: {spec.title}", bold=True))
         click.echo(format_text(shown))
-        if len(rows) > len(shown):
-            click.echo(f"... {len(rows) - len(shown)} more rows in {directory / 'summary.csv'}")
+        if len(rows) + len(yours) > len(shown):
+            click.echo(f"... {len(rows) + len(yours) - len(shown)} more rows in {directory / 'summary.csv'}")
         n_paper = int(outcome.summary["paper"].notna().sum()) if "paper" in outcome.summary else 0
         if not judged and n_paper:  # paper values shown, but the file declares no tolerance to judge them
             verdict = f"{n_paper} paper values shown (no tolerance declared: none is judged)"
@@ -120,6 +126,14 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
             click.echo(SMOKE_NOTE_EXACT if verdicts else SMOKE_NOTE)
     if tracker is not None:
         click.echo(run_progress.closing_line(tracker, clock()), err=True)
+
+
+def _user_method_rows(spec: ExperimentSpec, config: RunConfig, summary: pd.DataFrame, verdicts: bool) -> list[list[str]]:
+    """The summary rows of the run's ``--with`` methods (they have no paper value to be shown beside)."""
+    names = {c["method"] for c in spec.expand_cells(config.profile) if USER_KEY in c}
+    if not names:
+        return []
+    return comparison_rows(summary[summary["method"].isin(names)], verdicts=verdicts)
 
 
 def _per_result_configs(specs: list[ExperimentSpec], config: RunConfig, *, run_all: bool) -> list[RunConfig]:

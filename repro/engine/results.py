@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -39,9 +39,10 @@ from repro import __version__
 from repro.engine.cache import atomic_write_text, module_exists
 from repro.engine.identity import canonical_json
 from repro.engine.spec import ExperimentSpec
+from repro.engine.user_method import USER_KEY
 from repro.errors import InvalidParameterError, NoResultsError
 
-__all__ = ["ResultBundle", "check_output_dir", "clean_stale_partials", "result_dir", "write_results",
+__all__ = ["ResultBundle", "check_output_dir", "clean_stale_partials", "result_dir", "run_dir", "write_results",
            "software_versions", "git_commit"]
 
 _VERSIONED = ("numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "matplotlib", "dp-accounting",
@@ -49,18 +50,36 @@ _VERSIONED = ("numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "matplotli
 
 
 def result_dir(out: Path, experiment_id: str, profile: str, variant: str, default_variant: str,
-               overrides: Mapping[str, Any] | None = None) -> Path:
+               overrides: Mapping[str, Any] | None = None, *, seeds: int | None = None,
+               base_seed: int | None = None, user_methods: Sequence[str] = ()) -> Path:
     """Folder of one run's results.
 
-    ``<out>/<id>/<profile>`` for the default variant, ``<profile>-<variant>`` otherwise, and a
-    ``+set-<hash>`` suffix when ``--set`` overrides were given (so such a run never replaces the
-    profile's own results; ``run.json`` records the overrides).
+    ``<out>/<id>/<profile>`` for the default variant, ``<profile>-<variant>`` otherwise, then a suffix
+    for each way the run departs from the profile as the file declares it: ``+set-<hash>`` for ``--set``
+    overrides, ``+seeds-N`` and ``+base-seed-B`` for another number of seeds or base seed (pass them only
+    when they differ from the file's), ``+with-<hash>`` for ``--with`` methods (their keys). So such a run
+    never replaces the profile's own results; ``run.json`` records what was given.
     """
     leaf = profile if variant == default_variant else f"{profile}-{variant}"
     if overrides:
         digest = hashlib.sha256(canonical_json({k: list(v) for k, v in overrides.items()}).encode()).hexdigest()
         leaf += f"+set-{digest[:8]}"
+    if seeds is not None:
+        leaf += f"+seeds-{seeds}"
+    if base_seed is not None:
+        leaf += f"+base-seed-{base_seed}"
+    if user_methods:
+        leaf += f"+with-{hashlib.sha256(canonical_json(sorted(user_methods)).encode()).hexdigest()[:8]}"
     return Path(out) / experiment_id / leaf
+
+
+def run_dir(spec: ExperimentSpec, config: Any, variant: str) -> Path:
+    """:func:`result_dir` of a run of ``spec`` under ``config`` (a :class:`~repro.engine.runner.RunConfig`)."""
+    seeds = config.seeds if config.seeds not in (None, spec.profile(config.profile).seeds) else None
+    base_seed = config.base_seed if config.base_seed not in (None, spec.base_seed) else None
+    users = sorted({str(c[USER_KEY]) for c in spec.expand_cells(config.profile) if USER_KEY in c})
+    return result_dir(config.out, spec.id, config.profile, variant, spec.default_variant, config.overrides,
+                      seeds=seeds, base_seed=base_seed, user_methods=users)
 
 
 def check_output_dir(out: Path) -> Path:
@@ -235,8 +254,7 @@ def write_results(outcome: Any, *, command: str, dataset_sha256: dict[str, str])
     """Write a :class:`~repro.engine.runner.RunOutcome` atomically and draw its figures; return the folder."""
     spec: ExperimentSpec = outcome.spec
     config = outcome.config
-    final = result_dir(config.out, spec.id, config.profile, outcome.variant, spec.default_variant,
-                       config.overrides)
+    final = run_dir(spec, config, outcome.variant)
     final.parent.mkdir(parents=True, exist_ok=True)
     clean_stale_partials(final)
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.{os.getpid()}.", suffix=".partial"))

@@ -39,7 +39,21 @@ def test_run_writes_results_and_prints_comparison(toy_env: Path) -> None:
 def test_run_all_and_seeds_override(toy_env: Path) -> None:
     result = invoke("run", "all", "--seeds", "2", "--quiet")
     assert result.exit_code == 0
-    assert json.loads((toy_env / "toy" / "smoke" / "run.json").read_text())["n_trials"] == 8
+    assert json.loads((toy_env / "toy" / "smoke+seeds-2" / "run.json").read_text())["n_trials"] == 8
+
+
+def test_seeds_and_base_seed_runs_never_replace_the_profiles_own_results(toy_env: Path) -> None:
+    """`--seeds`/`--base-seed` runs wrote into the profile's own folder, so `--seeds 3 --profile full` replaced the
+    full run the fidelity dashboard reads. They get their own folders; the file's own values name none."""
+    assert invoke("run", "toy", "--quiet").exit_code == 0
+    before = (toy_env / "toy" / "smoke" / "summary.csv").read_text()
+    assert invoke("run", "toy", "--quiet", "--seeds", "2").exit_code == 0
+    assert invoke("run", "toy", "--quiet", "--base-seed", "7").exit_code == 0
+    assert (toy_env / "toy" / "smoke" / "summary.csv").read_text() == before
+    assert sorted(p.name for p in (toy_env / "toy").iterdir()) == ["smoke", "smoke+base-seed-7", "smoke+seeds-2"]
+    assert json.loads((toy_env / "toy" / "smoke+base-seed-7" / "run.json").read_text())["base_seed"] == 7
+    assert invoke("run", "toy", "--quiet", "--seeds", "3", "--base-seed", "0").exit_code == 0   # the file's own
+    assert sorted(p.name for p in (toy_env / "toy").iterdir()) == ["smoke", "smoke+base-seed-7", "smoke+seeds-2"]
 
 
 @pytest.mark.parametrize(
@@ -53,7 +67,7 @@ def test_run_all_and_seeds_override(toy_env: Path) -> None:
         (["run", "toy", "--set", "lambda=1"], "has no parameter 'lambda'"),
         (["run", "toy", "--set", "nonsense"], "expects KEY=VALUE"),
         (["plot", "toy"], "run `repro run toy` first"),
-        (["report"], "run `repro run ID` first"),
+        (["report"], "run `repro run toy` first"),
     ],
 )
 def test_bad_input_gives_one_line_and_nonzero_exit(toy_env: Path, args: list[str], message: str) -> None:
@@ -83,6 +97,13 @@ def test_missing_backend_extra_is_a_clean_error(toy_env: Path, monkeypatch: pyte
     for backend, extra in (("dask", "[dask]"), ("ray", "[ray]")):
         result = CliRunner().invoke(main, ["run", "toy", "--backend", backend, "--jobs", "2", "--quiet"])
         assert result.exit_code == 1 and extra in result.output and "pip install" in result.output
+
+
+def test_plot_and_report_without_results_name_the_run_that_makes_them(toy_env: Path) -> None:
+    plotted = invoke("plot", "toy", "--profile", "full", "--set", "x=5")
+    assert plotted.exit_code != 0 and "run `repro run toy --profile full --set x=5` first" in plotted.output
+    report = invoke("report", "toy")
+    assert report.exit_code != 0 and "run `repro run toy` first" in report.output and "ID" not in report.output
 
 
 def test_plot_and_report_read_saved_results(toy_env: Path) -> None:
