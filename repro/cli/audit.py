@@ -11,33 +11,40 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import click
 
 from repro.cli._common import results_root
-from repro.errors import InvalidParameterError
+from repro.errors import InvalidParameterError, suggest
 
 _ALL = "all"
 
 
-def resolve_names(names: tuple[str, ...], mechanisms: list[str]) -> list[str]:
+#: the groups `repro audit` takes (its help lists them): every mechanism named ``<group>-…``
+GROUP_PREFIXES = ("ldp", "dp-fermi", "pfg")
+
+
+def groups(mechanisms: Sequence[str]) -> dict[str, list[str]]:
+    """The audit groups of :data:`GROUP_PREFIXES` over the experiment's ``mechanisms``."""
+    return {g: [m for m in mechanisms if m.startswith(f"{g}-")] for g in GROUP_PREFIXES}
+
+
+def resolve_names(names: tuple[str, ...], mechanisms: list[str],
+                  groups: Mapping[str, Sequence[str]] | None = None) -> list[str]:
     """The audited mechanisms (values of the experiment's ``mechanism`` axis) for ``names``: ``all`` (or
-    nothing) is every one, a group name ``G`` every mechanism named ``G-…`` (``ldp``, ``dp-fermi``, ``pfg``);
-    duplicates are dropped, the experiment's order kept. Unknown names raise one line listing the choices."""
-    groups = sorted({m.split("-")[0] for m in mechanisms} | {"dp-fermi"})
-
-    def members(name: str) -> list[str]:
-        return [m for m in mechanisms if m == name or m.startswith(f"{name}-")]
-
-    unknown = [n for n in names if n != _ALL and not members(n)]
+    nothing) is every one, a group name (``groups``: ``ldp``, ``dp-fermi``, ``pfg``) its members; duplicates
+    are dropped, the experiment's order kept. An unknown name raises one line with the close matches."""
+    groups = dict(groups or {})
+    unknown = [n for n in names if n != _ALL and n not in mechanisms and n not in groups]
     if unknown:
-        raise InvalidParameterError(
-            f"unknown mechanism(s) {', '.join(map(repr, unknown))}; choose from {', '.join(mechanisms)}, "
-            f"a group ({', '.join(g for g in groups if len(members(g)) > 1)}) or 'all'")
+        message = suggest(unknown[0], [*mechanisms, *groups, _ALL], what="mechanism", listed=len(mechanisms)).replace(
+            "run `repro list` to see all", "`repro audit --help` lists all")
+        raise InvalidParameterError(f"{message} (groups: {', '.join(groups)})")
     if not names or _ALL in names:
         return list(mechanisms)
-    wanted = {m for n in names for m in members(n)}
+    wanted = {m for n in names for m in groups.get(n, (n,))}
     return [m for m in mechanisms if m in wanted]
 
 
@@ -56,7 +63,8 @@ def _check_out(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Base seed of the audit's SeedSequence (>= 0).")
 @click.option("--out", callback=_check_out, default=None, metavar="DIR",
-              help="Results folder (default: $REPRO_RESULTS_DIR or ./results); results in DIR/audit/PROFILE.")
+              help="Results folder (default: $REPRO_RESULTS_DIR or ./results); results in DIR/audit/PROFILE "
+                   "(PROFILE+set-<hash> when only some mechanisms run).")
 @click.option("--jobs", "-j", type=int, default=1, metavar="N", help="Parallel workers (-1: all cores).")
 @click.option("--force", is_flag=True, help="Recompute every audit, ignoring the trial cache.")
 def audit(names: tuple[str, ...], profile: str, seed: int, out: Path | None, jobs: int, force: bool) -> None:
@@ -73,7 +81,7 @@ def audit(names: tuple[str, ...], profile: str, seed: int, out: Path | None, job
 
     spec = get_experiment("audit")
     every = list(spec.grid["mechanism"])
-    mechanisms = resolve_names(names, every)
+    mechanisms = resolve_names(names, every, groups(every))
     config = RunConfig(profile=profile, jobs=jobs, out=out or results_root(), force=force, base_seed=seed,
                        overrides={} if mechanisms == every else {"mechanism": mechanisms})
     check_output_dir(config.out)  # before any audit runs: a bad --out fails now, in one line

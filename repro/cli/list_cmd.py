@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from repro.cli._common import results_root
@@ -20,7 +22,9 @@ def _seconds(s: float | None) -> str:
 
 @click.command("list")
 @click.option("--ids", is_flag=True, help="Print only the ids, one per line (for scripts).")
-def list_cmd(ids: bool) -> None:
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
+              help="Results folder whose saved runs are listed (default: $REPRO_RESULTS_DIR or ./results).")
+def list_cmd(ids: bool, out: Path | None) -> None:
     """List every reproducible result: id, source, what it reproduces, the study module that computes it,
     datasets, runtime, results."""
     from repro.cli import module_exists  # not engine.results: `repro list` must not load numpy or pandas
@@ -32,7 +36,7 @@ def list_cmd(ids: bool) -> None:
         return
     for path, exc in skipped_files().items():  # a broken file is named, the others stay usable
         click.echo(f"SKIPPED {path.name}: {exc}", err=True)
-    root = results_root()
+    root = out or results_root()
     for spec in specs.values():
         base = root / spec.id
         have = sorted(d.name for d in base.iterdir() if (d / "run.json").exists()) if base.is_dir() else []

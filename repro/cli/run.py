@@ -65,7 +65,9 @@ def _dataset_checksums(names: tuple[str, ...]) -> dict[str, str]:
 def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backend: str, variant: str | None,
         out: Path | None, force: bool, no_cache: bool, base_seed: int | None, set_: tuple[str, ...],
         with_: tuple[str, ...], quiet: bool) -> None:
-    """Run ID (or `all`): trials over grid x seeds, then CSVs, figures and run.json in DIR/ID/PROFILE.
+    """Run ID (or `all`): trials over grid x seeds, then CSVs, figures and run.json in DIR/ID/PROFILE
+    (suffixed for another --variant, --set, --seeds, --base-seed or --with, so a profile's own results are
+    never replaced by a different run).
 
     Completed trials are cached in DIR/.cache, so an interrupted run resumes where it stopped and a
     rerun only recomputes what changed. At the end it prints the paper's values beside ours.

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from repro.cli import main
-from repro.cli.audit import resolve_names
+from repro.cli.audit import groups, resolve_names
 from repro.errors import InvalidParameterError
 from repro.fairness.private_postprocessing import guarantee as alg2_guarantee
 from repro.learners.baselines import tran_2021a
@@ -181,12 +181,19 @@ def test_labels_come_from_the_declared_guarantees() -> None:
 
 def test_names_resolve_all_groups_and_duplicates() -> None:
     every = list(mc.MECHANISMS)
-    assert resolve_names(("all", "ldp"), every) == every             # issue 24 item 4: no "unknown ['all']"
-    assert resolve_names((), every) == every
-    assert resolve_names(("ldp-grr", "ldp", "laplace-step"), every) == ["laplace-step", *mc.GROUPS["ldp"]]
-    assert resolve_names(("dp-fermi",), every) == list(mc.GROUPS["dp-fermi"])
+    assert resolve_names(("all", "ldp"), every, mc.GROUPS) == every   # issue 24 item 4: no "unknown ['all']"
+    assert resolve_names((), every, mc.GROUPS) == every
+    assert resolve_names(("ldp-grr", "ldp", "laplace-step"), every, mc.GROUPS) == ["laplace-step", *mc.GROUPS["ldp"]]
+    assert resolve_names(("dp-fermi",), every, mc.GROUPS) == list(mc.GROUPS["dp-fermi"])
     with pytest.raises(InvalidParameterError, match="unknown mechanism"):
-        resolve_names(("nope",), every)
+        resolve_names(("nope",), every, mc.GROUPS)
+    # the groups are the documented ones: a name prefix such as "dp" is not a group; a typo gets its match
+    with pytest.raises(InvalidParameterError, match="unknown mechanism 'dp'"):
+        resolve_names(("dp",), every, mc.GROUPS)
+    with pytest.raises(InvalidParameterError, match="did you mean 'ldp-grr'"):
+        resolve_names(("ldp-gr",), every, mc.GROUPS)
+    # the command's groups (it may not import the study) are the study's
+    assert groups(every) == {g: list(members) for g, members in mc.GROUPS.items()}
 
 
 @pytest.mark.parametrize("args", [["--seed", "-1"], ["--out", ""], ["nope"], ["--out", "/proc/x"],
