@@ -30,7 +30,7 @@ def plot(ids: tuple[str, ...], profile: str, variant: str | None, out: Path | No
         if not (directory / "run.json").exists():   # name the run that makes this folder, flags included
             flags = [*([f"--profile {profile}"] if profile != "smoke" else []),
                      *([f"--variant {chosen}"] if chosen != spec.default_variant else []),
-                     *(f"--set {shlex.quote(item)}" for item in set_), *([f"--out {out}"] if out else [])]
+                     *(f"--set {shlex.quote(item)}" for item in set_), *([f"--out {shlex.quote(str(out))}"] if out else [])]
             raise NoResultsError(f"no completed results for {spec.id!r} in {directory}; run "
                                  f"`{' '.join(['repro run', spec.id, *flags])}` first")
         bundle = ResultBundle.load(spec, directory)

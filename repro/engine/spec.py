@@ -416,12 +416,12 @@ def _coerce(kind: str, value: Any) -> Any:
     return float(number)
 
 
-
 def _has_declared_shape(cell: Mapping[str, Any], key: str, declared: Sequence[Mapping[str, Any]]) -> bool:
     """False when the file's cells with ``cell[key]`` all have other keys than ``cell`` (see
     :meth:`ExperimentSpec.expand_cells`); a value the file never lists for ``key`` keeps the cell."""
     shapes = {frozenset(c) for c in declared if key in c and _same(c[key], cell[key])}
     return not shapes or frozenset(cell) in shapes
+
 
 def _kind(v: Any) -> str:
     if isinstance(v, bool):
