@@ -256,9 +256,8 @@ def write_report(specs: Sequence[ExperimentSpec], out: Path, only: bool = False)
     bundles = find_bundles(specs, out)
     if not bundles:
         ids = [s.id for s in specs]
-        command = f"repro run {ids[0]}" if len(ids) == 1 else "repro run ID" if len(ids) > 3 else \
-            f"repro run {' '.join(ids)}"
-        raise NoResultsError(f"no completed results under {out} for {', '.join(ids)}; run `{command}` first")
+        named = " ".join(ids) if len(ids) <= 3 else "ID"
+        raise NoResultsError(f"no completed results under {out} for {', '.join(ids)}; run `repro run {named}` first")
     path = Path(out) / "REPORT.md"
     keep: dict[str, tuple[str, str]] = {}
     if only and path.exists():  # `repro report ID`: replace ID's sections, keep the others as they were
