@@ -27,24 +27,15 @@ import numpy as np
 
 from repro.errors import InvalidParameterError
 from repro.estimators._base import LinearFairClassifierBase, as_generator, fitted_guarantee
-from repro.learners.dp_fermi import (
-    REFERENCE,
-    STRICT_ALL_FEATURES,
-    STRICT_SENSITIVE,
-    DPFermiConfig,
-    calibrate_privacy,
-    privacy_event,
-    train_dp_fermi,
-)
-from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
-from repro.privacy.accounting import epsilon, opacus_sampling
-from repro.privacy.dpfermi_noise import accountant_epsilons, group_floor, theorem33_noise
-from repro.privacy.guarantee import NON_PRIVATE, Guarantee, Neighbouring
+from repro.learners.dp_fermi import DPFermiConfig
+from repro.learners.dp_fermi_unit import VARIANTS as _ENGINES
+from repro.learners.dp_fermi_unit import configure, train_batch
+from repro.privacy.dpfermi_noise import accountant_epsilons, group_floor
+from repro.privacy.guarantee import NON_PRIVATE, Guarantee
 
 __all__ = ["DPFermiClassifier", "VARIANTS"]
 
-VARIANTS = ("reference", "strict", "strict-all")
-_ENGINES = {"reference": REFERENCE, "strict": STRICT_SENSITIVE, "strict-all": STRICT_ALL_FEATURES}
+VARIANTS = tuple(_ENGINES)
 
 
 def privileged_group(y: np.ndarray, s: np.ndarray) -> int:
@@ -124,7 +115,7 @@ class DPFermiClassifier(LinearFairClassifierBase):
             cfg, guarantee = self._reference(n, y, s, eps, delta, base)
         else:
             cfg, guarantee = self._strict(n, eps, delta, base)
-        res = train_dp_fermi(X, y, s, cfg, rng=as_generator(self.random_state))
+        res = train_batch(X, y, s, [cfg], rng=as_generator(self.random_state))[0]
         self._set_model(res.model)
         self.config_ = cfg
         self.W_ = res.W
@@ -134,42 +125,32 @@ class DPFermiClassifier(LinearFairClassifierBase):
 
     def _reference(self, n: int, y: np.ndarray, s: np.ndarray, eps: float, delta: float, base: dict
                    ) -> tuple[DPFermiConfig, Guarantee]:
-        steps = int(self.epochs) * math.ceil(n / int(self.batch_size))
+        """Theorem 3.3's noise (or the thesis's all-feature formulas) from the learner unit; the guarantee is
+        the unit's declaration, with the joint ε the accountant gives under the formula's own assumptions."""
         clip = 5.0 if self.clip_norm is None else float(self.clip_norm)
-        radius = float(self.w_radius)
         group = privileged_group(y, s) if self.code_group is None else int(self.code_group)
         if not 0 <= group < self.groups_.size:
             raise InvalidParameterError(f"code_group must index a group 0..{self.groups_.size - 1}; got {group}.")
-        noise = theorem33_noise(n, steps, int(self.batch_size), group_floor(s), eps, delta, scope=self.noise_scope,
-                                lipschitz=clip, w_radius=radius, warn=False)
-        cfg = REFERENCE.with_(**base, clip_norm=clip, w_radius=radius, code_group=group,
-                              sigma_theta=noise.sigma_theta, sigma_w=noise.sigma_w)
+        c = configure("reference", n=n, epsilon=eps, delta=delta, rho=group_floor(s), noise_scope=self.noise_scope,
+                      warn=False, clip_norm=clip, w_radius=float(self.w_radius), code_group=group, **base)
         if math.isinf(eps):
-            return cfg, NON_PRIVATE
-        # the engine's declaration; the estimator adds the joint ε the accountant gives under the formula's
-        # own assumptions and, with noise_scope="all", the wider scope that noise is calibrated for
-        declared = fitted_guarantee(dp_fermi_guarantee(cfg, eps, delta))
-        joint = accountant_epsilons(n, steps, int(self.batch_size), eps, delta)["joint"]
+            return c.config, NON_PRIVATE
+        declared = fitted_guarantee(c.guarantee)
+        joint = accountant_epsilons(n, c.steps, int(self.batch_size), eps, delta)["joint"]
         caveat = (f"{declared.caveat}; the RDP accountant gives the joint mechanism (theta, W) eps = {joint:.3g} "
                   "under the formula's own assumptions")
-        if not noise.conditions.ok:
+        if not c.conditions_ok:
             caveat += "; Theorem 3.3's conditions fail at these (n, T, m, eps)"
-        if self.noise_scope == "sensitive":
-            return cfg, dataclasses.replace(declared, caveat=caveat)
-        return cfg, dataclasses.replace(declared, caveat=caveat, relation=Neighbouring.REPLACE_ONE,
-                                        protects="every feature and the label")
+        return c.config, dataclasses.replace(declared, caveat=caveat)
 
     def _strict(self, n: int, eps: float, delta: float, base: dict) -> tuple[DPFermiConfig, Guarantee]:
         """Noise calibrated by the engine's own accountant for its privacy mode (exact strict accountant for
-        ``strict``, PLD of the Poisson-subsampled Gaussian for ``strict-all``); the guarantee is the engine's
+        ``strict``, PLD of the Poisson-subsampled Gaussian for ``strict-all``); the guarantee is the unit's
         declaration at the ε the accountant gives for the noise used."""
-        engine = _ENGINES[self.variant]
-        q, steps = opacus_sampling(n, int(self.batch_size), int(self.epochs))
-        z = 0.0 if math.isinf(eps) else calibrate_privacy(engine, eps, delta, q, steps)
-        changes = dict(base, noise_multiplier=z)
+        changes = dict(base)
         if self.clip_norm is not None:
             changes["clip_norm"] = float(self.clip_norm)
-        cfg = engine.with_(**changes)
-        if z == 0.0:
-            return cfg, NON_PRIVATE
-        return cfg, fitted_guarantee(dp_fermi_guarantee(cfg, epsilon(privacy_event(cfg, z, q, steps), delta), delta))
+        c = configure(self.variant, n=n, epsilon=eps, delta=delta, **changes)
+        if c.config.noise_multiplier == 0.0:
+            return c.config, NON_PRIVATE
+        return c.config, fitted_guarantee(c.guarantee.with_epsilon(c.accounted_epsilon, delta))

@@ -27,8 +27,8 @@ from repro.learners.dp_fermi import (
     STRICT_ALL_FEATURES,
     STRICT_SENSITIVE,
     calibrate_privacy,
-    train_dp_fermi,
 )
+from repro.learners.dp_fermi_unit import train_batch
 from repro.learners.dp_sgd import train_dp_sgd_logistic
 from repro.privacy.accounting import dp_sgd_epsilon, opacus_sampling
 from repro.privacy.dpfermi_noise import group_floor, theorem33_noise, thesis_all_feature_noise
@@ -97,7 +97,7 @@ def test_dp_fermi_reference_equals_the_engine_with_the_studys_config():
     cfg = REFERENCE.with_(lam=0.5, epochs=epochs, batch_size=B, code_group=group, sigma_theta=noise.sigma_theta,
                           sigma_w=noise.sigma_w)
     assert est.config_ == cfg
-    res = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(5))
+    res = train_batch(X, y, s, [cfg], rng=np.random.default_rng(5))[0]
     np.testing.assert_array_equal(est.coef_[0], res.model.w)
     np.testing.assert_array_equal(est.predict(X), res.model.predict(X))
 
@@ -114,7 +114,7 @@ def test_dp_fermi_reference_equals_the_thesis_part1_call():
     cfg = REFERENCE.with_(lam=0.3, epochs=epochs, batch_size=B, sigma_theta=sigma_theta, sigma_w=sigma_w,
                           code_group=1, clip_norm=5.0, w_radius=5.0)
     assert est.config_ == cfg
-    res = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(6))
+    res = train_batch(X, y, s, [cfg], rng=np.random.default_rng(6))[0]
     np.testing.assert_array_equal(est.coef_[0], res.model.w)
     assert est.privacy_guarantee_.label == "nominal" and est.privacy_guarantee_.protects.startswith("every feature")
 
@@ -129,7 +129,7 @@ def test_dp_fermi_strict_variants_equal_the_engine_with_calibrated_noise(variant
     z = calibrate_privacy(engine, eps, 1 / n**2, q, T)
     cfg = engine.with_(lam=1.0, epochs=epochs, batch_size=B, noise_multiplier=z)
     assert est.config_ == cfg
-    res = train_dp_fermi(X, y, s, cfg, rng=np.random.default_rng(3))
+    res = train_batch(X, y, s, [cfg], rng=np.random.default_rng(3))[0]
     np.testing.assert_array_equal(est.coef_[0], res.model.w)
     assert est.privacy_guarantee_.epsilon <= eps
 

@@ -15,14 +15,13 @@ Spec: seed-004-dpfermi.md §5(a), §7.2; issue 13 facts 5–8.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
-from repro.learners.dp_fermi import REFERENCE, train_dp_fermi_batch
-from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
-from repro.privacy.dpfermi_noise import group_floor, theorem33_noise
+from repro.learners.dp_fermi import REFERENCE
+from repro.learners.dp_fermi_unit import configure, train_batch
+from repro.privacy.dpfermi_noise import group_floor
 from repro.studies.dpfermi.tradeoff_figures import _metrics, _privileged_group, _split, load_dataset
 
 #: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
@@ -46,22 +45,19 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     Xtr, ytr, s_tr, Xte, yte, s_te = _split(ds, params, ctx, data)
     eps = float(params["epsilon"])
     n, B, epochs = Xtr.shape[0], int(params["batch_size"]), int(params["epochs"])
-    steps = epochs * math.ceil(n / B)
     delta, rho = 1.0 / n**2, group_floor(s_tr)
     base = REFERENCE.with_(fairness=fairness, batch_size=B, epochs=epochs, lr_w=float(params["lr_w"]),
                            code_group=_privileged_group(ytr, s_tr))
     configs, tags = [], []
     for clip, radius in pairs:
-        noise = theorem33_noise(n, steps, B, rho, eps, delta, scope="sensitive", lipschitz=clip, w_radius=radius,
-                                warn=False)
+        c = configure(base, n=n, epsilon=eps, delta=delta, rho=rho, warn=False, clip_norm=clip, w_radius=radius)
         for lr in params["lr_thetas"]:
             for lam in params["lambdas"]:
-                configs.append(base.with_(lam=float(lam), clip_norm=clip, w_radius=radius, lr_theta=float(lr),
-                                          sigma_theta=noise.sigma_theta, sigma_w=noise.sigma_w))
+                configs.append(c.config.with_(lam=float(lam), lr_theta=float(lr)))
                 tags.append({"clip_L": clip, "radius_D": radius, "LD": clip * radius, "lr_theta": float(lr),
-                             "knob": float(lam), "sigma_theta": noise.sigma_theta})
-    results = train_dp_fermi_batch(Xtr, ytr, s_tr, configs, rng=ctx.rng())
-    label = dp_fermi_guarantee(base, eps, delta).label.value   # the engine's declaration for its mode
+                             "knob": float(lam), "sigma_theta": c.config.sigma_theta})
+    results = train_batch(Xtr, ytr, s_tr, configs, rng=ctx.rng())
+    label = c.guarantee.label.value   # the engine's declaration for its mode
     records = [{"method": "dp-fermi", **tag, "eps_label": label,
                 **_metrics(res.model.predict(Xte), yte, s_te, fairness)}
                for tag, res in zip(tags, results, strict=True)]

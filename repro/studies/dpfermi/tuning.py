@@ -30,8 +30,8 @@ import numpy as np
 
 from repro.engine.trial import global_rng
 from repro.errors import InvalidParameterError
-from repro.learners.dp_fermi import DPFermiConfig, train_dp_fermi_batch
-from repro.privacy.dpfermi_noise import theorem33_noise
+from repro.learners.dp_fermi import DPFermiConfig
+from repro.learners.dp_fermi_unit import configure, fit_many
 
 __all__ = ["TuningGrid", "TuningChoice", "tune_reference"]
 
@@ -78,13 +78,13 @@ class TuningChoice:
 
 
 def tune_reference(Xtr: np.ndarray, ytr: np.ndarray, s_tr: np.ndarray, *, base: DPFermiConfig, epsilon: float,
-                   n_final: int, steps_final: int, rho_final: float, delta: float, grid: TuningGrid,
+                   n_final: int, rho_final: float, delta: float, grid: TuningGrid,
                    seed_labels: Sequence[Any], base_seed: int = 0) -> TuningChoice:
     """Choose (L, D, η_θ) for the reference code path by the module's rule (λ = 0, validation error).
 
     ``base`` is the final run's configuration (code path, epochs, batch size, η_W, code group); the
-    noise of each grid point is Theorem 3.3(a)'s at the final run's ``n_final``, ``steps_final`` and
-    ``rho_final``. ``seed_labels`` key the carve and the training streams (never the repetition).
+    noise of each grid point is Theorem 3.3(a)'s at the final run's ``n_final`` (and so its T) and
+    ``rho_final`` (:func:`repro.learners.dp_fermi_unit.configure`). ``seed_labels`` key the carve and the training streams (never the repetition).
     """
     n = Xtr.shape[0]
     carve = global_rng(base_seed, "dpfermi-tuning", *seed_labels, "carve")
@@ -92,16 +92,14 @@ def tune_reference(Xtr: np.ndarray, ytr: np.ndarray, s_tr: np.ndarray, *, base: 
     n_val = int(round(grid.validation_fraction * n))
     val, fit = np.sort(perm[:n_val]), np.sort(perm[n_val:])
     points = grid.points()
-    configs = []
-    for clip, radius, lr in points:
-        noise = theorem33_noise(n_final, steps_final, base.batch_size, rho_final, epsilon, delta,
-                                scope="sensitive", lipschitz=clip, w_radius=radius, warn=False)
-        configs.append(base.with_(lam=0.0, clip_norm=clip, w_radius=radius, lr_theta=lr,
-                                  sigma_theta=noise.sigma_theta, sigma_w=noise.sigma_w))
+    configs = [configure(base, n=n_final, epsilon=epsilon, delta=delta, rho=rho_final, warn=False, lam=0.0,
+                         clip_norm=clip, w_radius=radius, lr_theta=lr).config
+               for clip, radius, lr in points]
     errors = np.empty((grid.seeds, len(points)))
-    for j in range(grid.seeds):
-        rng = global_rng(base_seed, "dpfermi-tuning", *seed_labels, "train", j)
-        results = train_dp_fermi_batch(Xtr[fit], ytr[fit], s_tr[fit], configs, rng=rng)
+    # every seed's pass in one compiled program, each from its own stream
+    rngs = [global_rng(base_seed, "dpfermi-tuning", *seed_labels, "train", j) for j in range(grid.seeds)]
+    passes = fit_many(Xtr[fit], ytr[fit], s_tr[fit], [configs] * grid.seeds, rngs)
+    for j, results in enumerate(passes):
         errors[j] = [float(np.mean(r.model.predict(Xtr[val]) != ytr[val])) for r in results]
     mean = errors.mean(axis=0)
     best = min(range(len(points)), key=lambda i: (mean[i], -points[i][1], -points[i][0], points[i][2]))

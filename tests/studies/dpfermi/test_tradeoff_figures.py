@@ -287,7 +287,7 @@ def test_tuning_breaks_ties_toward_the_larger_radius_and_clip() -> None:
     grid = TuningGrid(clips=(2.0, 3.0), radii=(1.0, 2.0), lr_thetas=(0.01, 0.005), seeds=1)
     base = REFERENCE.with_(epochs=1, batch_size=200)
     choice = tune_reference(ds.X, ds.y.astype(int), ds.s.astype(int), base=base, epsilon=math.inf, n_final=800,
-                            steps_final=4, rho_final=0.3, delta=1e-6, grid=grid, seed_labels=["t"])
+                            rho_final=0.3, delta=1e-6, grid=grid, seed_labels=["t"])
     errors = {r["validation_error"] for r in choice.rows if r["lr_theta"] == 0.005}
     assert len(errors) == 1                                      # a genuine tie across (L, D)
     assert (choice.clip, choice.radius) == (3.0, 2.0)

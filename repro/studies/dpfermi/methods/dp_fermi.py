@@ -5,8 +5,8 @@ Variants (``--variant``): ``reference`` (the authors' released code path, (L, D,
 ``authors_lr_theta``, the authors' ``args.py`` default 0.005; the EO figures' primary setting, issue 22)
 and/or ``fixed``), ``strict`` and ``strict-all`` (the paper's ERMI with
 accountant-calibrated noise); see :mod:`repro.studies.dpfermi.tradeoff_figures`. All λ of a trial and its
-non-private λ = 0 model are trained together by :func:`repro.learners.dp_fermi.train_dp_fermi_batch` (shared
-batches and noise draws). Spec: seed-004-dpfermi.md §4.3–§4.4, §5, §7.2.
+non-private λ = 0 model are trained together by :func:`repro.learners.dp_fermi_unit.train_batch` (one
+compiled program; shared batches and noise draws); :func:`repro.learners.dp_fermi_unit.configure` calibrates them. Spec: seed-004-dpfermi.md §4.3–§4.4, §5, §7.2.
 """
 
 from __future__ import annotations
@@ -17,27 +17,17 @@ from typing import Any
 
 from repro.engine.trial import TrialContext
 from repro.errors import InvalidParameterError
-from repro.learners.dp_fermi import (
-    REFERENCE,
-    STRICT_ALL_FEATURES,
-    STRICT_SENSITIVE,
-    DPFermiConfig,
-    accountant_name,
-    calibrate_privacy,
-    privacy_event,
-    train_dp_fermi_batch,
-)
+from repro.learners.dp_fermi import DPFermiConfig, accountant_name
 from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
-from repro.privacy.accounting import epsilon as accountant_epsilon
-from repro.privacy.accounting import opacus_sampling
-from repro.privacy.dpfermi_noise import accountant_epsilons, data_bound_epsilons, group_floor, theorem33_noise
+from repro.learners.dp_fermi_unit import VARIANTS, configure, schedule, train_batch
+from repro.privacy.dpfermi_noise import accountant_epsilons, data_bound_epsilons, group_floor
 from repro.privacy.group import SHARED_NOISE
 from repro.studies.dpfermi._tabular import metrics, privileged_group, split
 from repro.studies.methods import Method
 
 #: the DP-FERMI engine configuration of each variant; its privacy mode decides the guarantee, which the
 #: engine declares next to its code (:func:`repro.learners.dp_fermi.guarantee`; ε is filled per cell)
-VARIANT_ENGINE = {"reference": REFERENCE, "strict": STRICT_SENSITIVE, "strict-all": STRICT_ALL_FEATURES}
+VARIANT_ENGINE = VARIANTS
 GUARANTEES = {variant: dp_fermi_guarantee(engine, math.inf, 0.0) for variant, engine in VARIANT_ENGINE.items()}
 
 
@@ -60,13 +50,13 @@ def _tuned(params, ctx, data: str, ds, base: DPFermiConfig, lr_thetas: tuple[flo
         labels.append(ctx.experiment_id)
     Xtr, ytr, str_ = split(ds, params, rep0, data)[:3]
     n = Xtr.shape[0]
-    steps = base.epochs * math.ceil(n / base.batch_size)
+    steps = schedule(base, n)[1]
     rho, delta = group_floor(str_), 1.0 / n**2
     base = base.with_(code_group=privileged_group(ytr, str_))
 
     def compute():
-        return tune_reference(Xtr, ytr, str_, base=base, epsilon=eps, n_final=n, steps_final=steps,
-                              rho_final=rho, delta=delta, grid=grid, seed_labels=labels, base_seed=ctx.base_seed)
+        return tune_reference(Xtr, ytr, str_, base=base, epsilon=eps, n_final=n, rho_final=rho, delta=delta,
+                              grid=grid, seed_labels=labels, base_seed=ctx.base_seed)
 
     key = {"labels": labels, "grid": [grid.clips, grid.radii, grid.lr_thetas, grid.seeds, grid.validation_fraction],
            "base": repr(base), "n": n, "steps": steps, "rho": rho, "delta": delta, "base_seed": ctx.base_seed}
@@ -118,11 +108,11 @@ def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) 
     n = Xtr.shape[0]
     B = int(params["batch_size"])
     epochs = int(params["epochs"])
-    steps = epochs * math.ceil(n / B)
     delta = 1.0 / n**2
     rho = group_floor(str_)
     base = dict(lr_theta=float(params["lr_theta"]), lr_w=float(params["lr_w"]),
                 batch_size=B, epochs=epochs, fairness=fairness)
+    steps = schedule(VARIANT_ENGINE["reference"].with_(**base), n)[1]   # the strict variants record their own
     privacy: dict[str, Any] = {"method": "dp-fermi", "epsilon": eps, "delta": delta, "n_train": n,
                                "steps": steps, "rho": rho, "variant": variant, "joint_release": SHARED_NOISE}
     tables: dict[str, list[dict[str, Any]]] = {}
@@ -154,22 +144,22 @@ def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) 
                                             f"got {hyper!r}.")
         cfgs, tags, privacy_rows = [], [], []
         for hyper, (clip, radius, lr) in settings.items():
-            noise = theorem33_noise(n, steps, B, rho, eps, delta, scope="sensitive", lipschitz=clip, w_radius=radius)
-            cfg = ref.with_(clip_norm=clip, w_radius=radius, lr_theta=lr, sigma_theta=noise.sigma_theta,
-                            sigma_w=noise.sigma_w)
+            c = configure(ref, n=n, epsilon=eps, delta=delta, rho=rho, clip_norm=clip, w_radius=radius,
+                          lr_theta=lr)
+            cfg = c.config
             cfgs += [cfg.with_(lam=lam) for lam in lambdas]
             tags += [(hyper, clip, radius, lr, lam) for lam in lambdas]
             privacy_rows.append({**privacy, "hyper": hyper, "clip_L": clip, "radius_D": radius, "lr_theta": lr,
-                                 "sigma_theta": noise.sigma_theta, "sigma_w": noise.sigma_w,
+                                 "sigma_theta": cfg.sigma_theta, "sigma_w": cfg.sigma_w,
                                  "noise_multiplier": acc["z"], "eps_block_rdp": acc["block"],
-                                 "eps_joint_rdp": acc["joint"], "conditions_ok": noise.conditions.ok,
+                                 "eps_joint_rdp": acc["joint"], "conditions_ok": c.conditions_ok,
                                  "code_group": code_group, **facts, "lambda_max": lam_max,
                                  **_data_bound(n, steps, B, eps, delta, lam_max, clip, radius, rho, facts),
-                                 "guarantee": dp_fermi_guarantee(cfg, eps, delta).describe()})
+                                 "guarantee": c.guarantee.describe()})
         first = next(iter(settings.values()))
         nonpriv = ref.with_(clip_norm=first[0], w_radius=first[1], lr_theta=first[2], sigma_theta=0.0,
                             sigma_w=0.0, lam=0.0)
-        results = train_dp_fermi_batch(Xtr, ytr, str_, [*cfgs, nonpriv], rng=ctx.rng())
+        results = train_batch(Xtr, ytr, str_, [*cfgs, nonpriv], rng=ctx.rng())
         err0 = metrics(results[-1].model.predict(Xte), yte, ste, fairness)["error"]
         records = [{"method": "dp-fermi", "knob": lam, "hyper": hyper, "clip_L": clip, "radius_D": radius,
                     "lr_theta": lr, "error_nonprivate": err0,
@@ -178,23 +168,19 @@ def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) 
         return records, privacy_rows, tables
     elif variant in ("strict", "strict-all"):
         lambdas = [float(v) for v in params["strict_lambdas"]]
-        q, T = opacus_sampling(n, B, epochs)
-        engine = VARIANT_ENGINE[variant]
         # strict: the exact strict accountant (unclipped non-sensitive part, issue 14 defect 1; issue 21);
         # strict-all: PLD of the Poisson-subsampled Gaussian
-        z = 0.0 if math.isinf(eps) else calibrate_privacy(engine, eps, delta, q, T)
-        cfg = engine.with_(**base, noise_multiplier=z)
-        privacy.update(noise_multiplier=z, clip_norm=cfg.clip_norm, steps=T, sampling_probability=q,
-                       accountant=accountant_name(cfg),
-                       eps_joint_pld=math.inf if z == 0 else accountant_epsilon(privacy_event(cfg, z, q, T), delta),
-                       guarantee=dp_fermi_guarantee(cfg, eps, delta).describe())
+        c = configure(variant, n=n, epsilon=eps, delta=delta, **base)
+        cfg = c.config
+        privacy.update(noise_multiplier=cfg.noise_multiplier, clip_norm=cfg.clip_norm, steps=c.steps,
+                       sampling_probability=c.sampling_probability, accountant=accountant_name(cfg),
+                       eps_joint_pld=c.accounted_epsilon, guarantee=c.guarantee.describe())
         nonpriv = cfg.with_(noise_multiplier=0.0, lam=0.0)
     else:
         raise InvalidParameterError(
             f"variant must be 'reference', 'strict' or 'strict-all'; got {variant!r}.")
     # all λ and the non-private λ = 0 model in one batched run (shared batches and noise draws)
-    results = train_dp_fermi_batch(Xtr, ytr, str_, [cfg.with_(lam=lam) for lam in lambdas] + [nonpriv],
-                                   rng=ctx.rng())
+    results = train_batch(Xtr, ytr, str_, [cfg.with_(lam=lam) for lam in lambdas] + [nonpriv], rng=ctx.rng())
     err0 = metrics(results[-1].model.predict(Xte), yte, ste, fairness)["error"]
     records = [{"method": "dp-fermi", "knob": lam, "error_nonprivate": err0,
                 **metrics(res.model.predict(Xte), yte, ste, fairness)}

@@ -4,20 +4,16 @@
 from __future__ import annotations
 
 import functools
-import math
 
-from repro.privacy.guarantee import Guarantee, Label, Neighbouring
+from repro.learners.dp_fermi_unit import ALL_FEATURE_REFERENCE
 from repro.studies.methods import Method
 from repro.studies.thesis.methods._fermi import run_fermi
 
 NAME = "DP-FERMI"
 #: nominal, and w.r.t. the relation the thesis's noise is calibrated for: its all-feature formulas (one whole
 #: record replaced, seed-003 §3.3), not Theorem 3.3(a)'s sensitive-attribute relation that the DP-FERMI figures'
-#: engine declares; ε is filled per cell
-GUARANTEE = Guarantee(math.inf, 0.0, Label.NOMINAL, Neighbouring.REPLACE_ONE, protects="every feature",
-                      accountant="the thesis's all-feature formula (seed-003 §3.3)",
-                      caveat="the thesis's all-feature noise per block (θ and W), never composed; the Lipschitz "
-                             "bound is not enforced per sample (batch-gradient clip)")
+#: engine declares; declared by the learner unit, ε is filled per cell
+GUARANTEE = ALL_FEATURE_REFERENCE
 
 METHOD = Method(name=NAME, guarantee=GUARANTEE, order=10, style={NAME: {"color": "C0", "marker": "s"}},
                 run=functools.partial(run_fermi, NAME, "reference", GUARANTEE.label.value))

@@ -7,14 +7,13 @@ from __future__ import annotations
 import functools
 import math
 
-from repro.learners.dp_fermi import STRICT_ALL_FEATURES
-from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
+from repro.learners.dp_fermi_unit import VARIANTS, guarantee
 from repro.studies.methods import Method
 from repro.studies.thesis.methods._fermi import run_fermi
 
 NAME = "DP-FERMI (strict)"
 #: the engine's declaration for per-sample clipping of the joint gradient (P-hat_S public); ε filled per cell
-GUARANTEE = dp_fermi_guarantee(STRICT_ALL_FEATURES, math.inf, 0.0)
+GUARANTEE = guarantee(VARIANTS["strict-all"], math.inf, 0.0)
 
 METHOD = Method(name=NAME, guarantee=GUARANTEE, order=30,
                 style={NAME: {"color": "C2", "marker": "^", "alpha": 0.55}},
