@@ -1,6 +1,7 @@
 """DP-SGD logistic regression (the thesis's base classifier) as a scikit-learn estimator.
 
-Wraps :func:`repro.learners.dp_sgd.train_dp_sgd_logistic` (Opacus semantics; spec seed-003 §2.7
+Wraps the DP-SGD learner unit :mod:`repro.learners.dp_sgd_unit` (compiled; the reference
+:func:`repro.learners.dp_sgd.train_dp_sgd_logistic`) (Opacus semantics; spec seed-003 §2.7
 steps 3–4, §3.2). With ``epsilon`` the noise multiplier is calibrated with the PLD accountant for the
 fit's actual (q, T) (spec §10 P4), as ``studies/thesis/part1_tables`` does; with ``noise_multiplier``
 that multiplier is used and its ε reported.
@@ -8,15 +9,13 @@ that multiplier is used and its ε reported.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from repro.errors import InvalidParameterError
 from repro.estimators._base import LinearFairClassifierBase, as_generator, fitted_guarantee
 from repro.learners.dp_sgd import guarantee as learner_guarantee
-from repro.learners.dp_sgd import train_dp_sgd_logistic
-from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_epsilon, opacus_sampling
+from repro.learners.dp_sgd_unit import configure, train
+from repro.privacy.accounting import dp_sgd_epsilon
 from repro.privacy.guarantee import NON_PRIVATE, Guarantee
 
 __all__ = ["DPSGDLogisticClassifier", "dp_sgd_guarantee"]
@@ -80,20 +79,16 @@ class DPSGDLogisticClassifier(LinearFairClassifierBase):
         self.uses_sensitive_features_ = s is not None
         if s is not None:
             X = np.hstack([X, s[:, None].astype(np.float64)])
-        q, steps = opacus_sampling(X.shape[0], int(self.batch_size), int(self.epochs), rule=self.sampling_rule)
-        if self.epsilon is not None:
-            nm = 0.0 if math.isinf(self.epsilon) else calibrate_noise_multiplier(
-                float(self.epsilon), float(self.delta), q, steps)
-        else:
-            nm = float(self.noise_multiplier)
-        res = train_dp_sgd_logistic(X, y, noise_multiplier=nm, clip_norm=float(self.clip_norm), lr=float(self.lr),
-                                    batch_size=int(self.batch_size), epochs=int(self.epochs),
-                                    sampling_rule=self.sampling_rule, rng=as_generator(self.random_state))
+        c = configure(n=X.shape[0], epsilon=None if self.epsilon is None else float(self.epsilon),
+                      noise_multiplier=None if self.noise_multiplier is None else float(self.noise_multiplier),
+                      delta=float(self.delta), clip_norm=float(self.clip_norm), lr=float(self.lr),
+                      batch_size=int(self.batch_size), epochs=int(self.epochs), sampling_rule=self.sampling_rule)
+        res = train(X, y, c.config, rng=as_generator(self.random_state))
         self._set_model(res.model)
         self.noise_multiplier_ = res.noise_multiplier
         self.sampling_probability_ = res.sampling_probability
         self.steps_ = res.steps
-        self.privacy_guarantee_ = dp_sgd_guarantee(nm, q, steps, float(self.delta))
+        self.privacy_guarantee_ = NON_PRIVATE if c.guarantee is NON_PRIVATE else fitted_guarantee(c.guarantee)
         return self
 
     def _design(self, X, sensitive_features) -> np.ndarray:

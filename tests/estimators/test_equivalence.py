@@ -29,7 +29,7 @@ from repro.learners.dp_fermi import (
     calibrate_privacy,
 )
 from repro.learners.dp_fermi_unit import train_batch
-from repro.learners.dp_sgd import train_dp_sgd_logistic
+from repro.learners.dp_sgd_unit import DPSGDConfig, train
 from repro.privacy.accounting import dp_sgd_epsilon, opacus_sampling
 from repro.privacy.dpfermi_noise import group_floor, theorem33_noise, thesis_all_feature_noise
 from repro.privacy.ldp_mechanisms import grr_matrix, optimal_binary_matrix, perturb, subset_selection
@@ -47,8 +47,8 @@ def test_dp_sgd_equals_the_trainer_on_x_and_a():
     X, y, s = _data()
     est = DPSGDLogisticClassifier(noise_multiplier=1.1, batch_size=64, epochs=2, random_state=7).fit(
         X, y, sensitive_features=s)
-    res = train_dp_sgd_logistic(np.hstack([X, s[:, None]]), y, noise_multiplier=1.1, batch_size=64, epochs=2,
-                                rng=np.random.default_rng(7))
+    res = train(np.hstack([X, s[:, None]]), y, DPSGDConfig(noise_multiplier=1.1, batch_size=64, epochs=2),
+                rng=np.random.default_rng(7))
     np.testing.assert_array_equal(est.coef_[0], res.model.w)
     assert est.intercept_[0] == res.model.b
     Xa = np.hstack([X, s[:, None]])
@@ -70,7 +70,7 @@ def test_dp_sgd_then_algorithm2_equals_the_part1_study_sequence():
 
     ref = np.random.default_rng(11)
     Xa = np.hstack([X, s[:, None]])
-    res = train_dp_sgd_logistic(Xa[fit], y[fit], noise_multiplier=0.9, batch_size=64, epochs=2, rng=ref)
+    res = train(Xa[fit], y[fit], DPSGDConfig(noise_multiplier=0.9, batch_size=64, epochs=2), rng=ref)
     rule, rates = algorithm2(res.model.predict(Xa[post]), s[post], 0.1, 0.05, rng=ref)
     want = apply_rule(res.model.predict(Xa[test]), s[test], rule, rng=ref)
     np.testing.assert_array_equal(got, want)

@@ -36,7 +36,7 @@ from repro.fairness.private_postprocessing import (
     proposition9_sp_bound,
     theorem8_sp_bound,
 )
-from repro.learners.dp_sgd import train_dp_sgd_logistic
+from repro.learners.dp_sgd_unit import DPSGDConfig, train
 from repro.studies.thesis.part1_tables import prepare
 
 __all__ = ["VERSION", "CHECKS", "run_trial"]
@@ -53,8 +53,8 @@ def _population(dataset: str, base_seed: int, noise_multiplier: float, epochs: i
     ds, sp, X = prepare(dataset, base_seed, "fixed", 0, subsample, "clean")
     Xa = np.hstack([X, ds.s[:, None].astype(np.float64)])
     rng = global_rng(base_seed, "thesis-theorem-8", "base-model", dataset)
-    res = train_dp_sgd_logistic(Xa[sp.train], ds.y[sp.train], noise_multiplier=noise_multiplier,
-                                epochs=epochs, rng=rng)
+    res = train(Xa[sp.train], ds.y[sp.train], DPSGDConfig(noise_multiplier=noise_multiplier, epochs=epochs),
+                rng=rng)
     post = ds.s[sp.post]
     return res.model.predict(Xa), ds.s.astype(np.int64), int(np.sum(post == 0)), int(np.sum(post == 1))
 

@@ -1,6 +1,6 @@
 """Algorithm 2 (thesis Part I): DP-SGD logistic regression on [x, A], then private fair post-processing.
 
-The DP-SGD model (numpy, Opacus semantics) trains on 2/3 of the 75 % training part; Laplace-noised group rates
+The DP-SGD model (the compiled learner unit, Opacus semantics) trains on 2/3 of the 75 % training part; Laplace-noised group rates
 on the other 1/3 give the flip rule, applied to the test set. Also writes the row ``DP-SGD (before
 post-processing)`` (the same model before Algorithm 2). Variants: ``calibrated`` (the noise multiplier is
 recalibrated with the PLD accountant for the actual (q, T) to reach ε′ − ε₀ − ε₁) and ``thesis-sigma`` (the
@@ -20,8 +20,8 @@ from repro.fairness.metrics import accuracy, sp_gap
 from repro.fairness.private_postprocessing import algorithm2, apply_rule
 from repro.fairness.private_postprocessing import guarantee as postprocessing_guarantee
 from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
-from repro.learners.dp_sgd import train_dp_sgd_logistic
-from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_epsilon, opacus_sampling
+from repro.learners.dp_sgd_unit import configure, train
+from repro.privacy.accounting import dp_sgd_epsilon
 from repro.privacy.group import privacy_unit
 from repro.privacy.guarantee import compose
 from repro.studies.methods import Method
@@ -34,11 +34,15 @@ BASE = "DP-SGD (before post-processing)"
 GUARANTEE = compose(dp_sgd_guarantee(math.inf, 0.0), postprocessing_guarantee(math.inf, math.inf))
 
 
-def _noise_multiplier(params: dict[str, Any], q: float, steps: int) -> float:
+def _configure(params: dict[str, Any], n_fit: int):
+    """DP-SGD calibrated to ε′ − ε₀ − ε₁ (or the thesis's σ as given, variant ``thesis-sigma``)."""
+    hyper = dict(clip_norm=float(params["clip_norm"]), lr=float(params["lr"]), batch_size=int(params["batch_size"]),
+                 epochs=int(params["epochs"]), sampling_rule=str(params["sampling_rule"]))
     if params["variant"] == "thesis-sigma":
-        return float(params["thesis_sigma"]) / float(params["clip_norm"])
+        return configure(n=n_fit, epsilon=None, delta=float(params["delta"]),
+                         noise_multiplier=float(params["thesis_sigma"]) / float(params["clip_norm"]), **hyper)
     target = float(params["eps_prime"]) - float(params["eps0"]) - float(params["eps1"])
-    return calibrate_noise_multiplier(target, float(params["delta"]), q, steps)
+    return configure(n=n_fit, epsilon=target, delta=float(params["delta"]), **hyper)
 
 
 def provenance(ds: TabularDataset, sp: Split) -> dict[str, list[dict[str, Any]]]:
@@ -56,25 +60,20 @@ def run(ds: TabularDataset, sp: Split, X: np.ndarray, params: dict[str, Any],
         rng: np.random.Generator) -> TrialOutput:
     """Both records (base model, Algorithm 2). Spec: seed-003 §2.7 steps 3–6."""
     Xa = np.hstack([X, ds.s[:, None].astype(np.float64)])  # input [x, A] (spec §2.7 step 3)
-    n_fit = sp.train.size
-    q, steps = opacus_sampling(n_fit, int(params["batch_size"]), int(params["epochs"]),
-                               rule=str(params["sampling_rule"]))
-    nm = _noise_multiplier(params, q, steps)
-    res = train_dp_sgd_logistic(Xa[sp.train], ds.y[sp.train], noise_multiplier=nm,
-                                clip_norm=float(params["clip_norm"]), lr=float(params["lr"]),
-                                batch_size=int(params["batch_size"]), epochs=int(params["epochs"]),
-                                sampling_rule=str(params["sampling_rule"]), rng=rng)
+    c = _configure(params, sp.train.size)
+    q, steps, nm = c.sampling_probability, c.steps, c.config.noise_multiplier
+    res = train(Xa[sp.train], ds.y[sp.train], c.config, rng=rng)
     eps0, eps1, delta = float(params["eps0"]), float(params["eps1"]), float(params["delta"])
     h_post = res.model.predict(Xa[sp.post])
     rule, rates = algorithm2(h_post, ds.s[sp.post], eps0, eps1, rng=rng)
     h_test = res.model.predict(Xa[sp.test])
     y_test, s_test = ds.y[sp.test], ds.s[sp.test]
     fair = apply_rule(h_test, s_test, rule, rng=rng)
-    eps_sgd = dp_sgd_epsilon(nm, q, steps, delta)
+    base = c.guarantee
+    eps_sgd = base.epsilon
     eps_sgd_rdp = dp_sgd_epsilon(nm, q, steps, delta, "rdp")
     common = {"noise_multiplier": nm, "noise_std": nm * float(params["clip_norm"]), "q": q,
               "steps": float(steps), "eps_dpsgd": eps_sgd, "eps_dpsgd_rdp": eps_sgd_rdp}
-    base = dp_sgd_guarantee(eps_sgd, delta)
     alg2 = compose(base, postprocessing_guarantee(eps0, eps1))
     return TrialOutput(records=[
         {"method": BASE, "accuracy": accuracy(h_test, y_test), "sp_gap": sp_gap(h_test, s_test),

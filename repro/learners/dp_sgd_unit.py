@@ -1,0 +1,205 @@
+"""DP-SGD's learner unit (logistic regression, Opacus semantics): the one place that computes (q, T),
+calibrates the noise multiplier and states the guarantee, and a compiled batched fit.
+
+Spec: seed-003-thesis.md §2.7 steps 3–4 and §3.2 (per-sample clipping to C, N(0, (zC)²) on the clipped sum,
+Poisson sampling, the sum divided by the expected batch size, plain SGD).
+
+- :func:`configure` turns a budget (or a given noise multiplier) into a :class:`DPSGDConfig` with its
+  schedule and the guarantee (:func:`repro.learners.dp_sgd.guarantee`, PLD of the Poisson-subsampled
+  Gaussian, add/remove one record).
+- :func:`fit_many` trains one model per trial, each from its own generator, in one compiled program per
+  shape (``lax.scan`` over the steps, ``lax.map`` over the trials). Randomness is drawn on the host in the
+  order of the numpy reference :func:`repro.learners.dp_sgd.train_dp_sgd_logistic` (θ₀, then per step the
+  Poisson batch and the noise), so a model equals the reference run of the same generator to summation
+  order, and a trial's bytes do not depend on its companions.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from repro.errors import InvalidParameterError
+from repro.learners._jax import float64, jax, jnp
+from repro.learners.dp_sgd import DPSGDResult
+from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
+from repro.learners.logistic import LogisticModel, torch_linear_init
+from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_epsilon, opacus_sampling
+from repro.privacy.dp_sgd import poisson_batch
+from repro.privacy.guarantee import NON_PRIVATE, Guarantee
+
+__all__ = ["DPSGDConfig", "Configured", "schedule", "configure", "fit_many", "train"]
+
+#: Poisson batches are padded to a multiple of this many rows (a trial's own largest batch decides)
+_ROWS = 64
+
+
+@dataclass(frozen=True)
+class DPSGDConfig:
+    """Hyperparameters of one DP-SGD run (the thesis's C = 1.5, η = 0.01, B = 1024, 50 epochs)."""
+
+    noise_multiplier: float = 0.0
+    clip_norm: float = 1.5
+    lr: float = 0.01
+    batch_size: int = 1024
+    epochs: int = 50
+    sampling_rule: str = "opacus"
+
+    def __post_init__(self) -> None:
+        if not self.clip_norm > 0:
+            raise InvalidParameterError(f"clip_norm must be > 0; got {self.clip_norm}. The thesis uses 1.5.")
+        if self.noise_multiplier < 0:
+            raise InvalidParameterError(f"noise_multiplier must be >= 0; got {self.noise_multiplier}.")
+        if not self.lr > 0:
+            raise InvalidParameterError(f"lr must be > 0; got {self.lr}.")
+
+
+def schedule(config: DPSGDConfig, n: int) -> tuple[float, int]:
+    """(q, T) of ``config`` on ``n`` rows: q = 1/⌈n/B⌉ (Opacus) or B/n, T = epochs·⌈n/B⌉."""
+    return opacus_sampling(n, config.batch_size, config.epochs, rule=config.sampling_rule)
+
+
+@dataclass(frozen=True)
+class Configured:
+    """:func:`configure`'s decision: the configuration (noise set), its guarantee and its schedule."""
+
+    config: DPSGDConfig
+    guarantee: Guarantee
+    sampling_probability: float
+    steps: int
+
+
+def configure(*, n: int, epsilon: float | None, delta: float, noise_multiplier: float | None = None,
+              **hyper) -> Configured:
+    """Calibrate DP-SGD on ``n`` rows to (ε, δ) by the PLD accountant, or take ``noise_multiplier`` as given
+    (``epsilon=None``). ε = ∞ gives no noise. The guarantee carries the PLD ε of the noise used.
+    ``hyper``: the other :class:`DPSGDConfig` fields. Spec: seed-003 §3.2."""
+    if (epsilon is None) == (noise_multiplier is None):
+        raise InvalidParameterError("give exactly one of epsilon (calibrated) and noise_multiplier; "
+                                    f"got epsilon={epsilon}, noise_multiplier={noise_multiplier}.")
+    config = DPSGDConfig(**hyper)
+    q, steps = schedule(config, n)
+    if epsilon is not None:
+        if not float(epsilon) > 0:
+            raise InvalidParameterError(f"epsilon must be > 0 (math.inf for none); got {epsilon}.")
+        noise_multiplier = 0.0 if math.isinf(epsilon) else calibrate_noise_multiplier(
+            float(epsilon), float(delta), q, steps)
+    config = DPSGDConfig(**{**hyper, "noise_multiplier": float(noise_multiplier)})
+    if config.noise_multiplier == 0:
+        return Configured(config, NON_PRIVATE, q, steps)
+    # the ε the accountant gives for the noise used (≤ the target when calibrated)
+    eps = dp_sgd_epsilon(config.noise_multiplier, q, steps, delta)
+    return Configured(config, dp_sgd_guarantee(eps, delta), q, steps)
+
+
+@dataclass
+class _Trial:
+    shape: tuple[int, int, int, int]        # (n, d, T, padded rows)
+    data: dict[str, np.ndarray]
+    arrays: dict[str, np.ndarray]
+    config: DPSGDConfig
+    q: float
+    steps: int
+    mean_batch: float
+
+
+def _draws(X: np.ndarray, y: np.ndarray, config: DPSGDConfig, rng: np.random.Generator) -> _Trial:
+    """Everything the reference trainer draws, in its order: θ₀ (``nn.Linear``), then per step the Poisson
+    batch and, with noise, the (d + 1) normals of std zC."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n, d = X.shape
+    if y.shape != (n,):
+        raise InvalidParameterError(f"X and y must have n rows; got {X.shape}, {y.shape}.")
+    q, steps = schedule(config, n)
+    w0, b0 = torch_linear_init(d, rng=rng)
+    sigma = config.noise_multiplier * config.clip_norm
+    batches, noise = [], []
+    for _ in range(steps):
+        batches.append(poisson_batch(n, q, rng=rng))
+        if sigma > 0:
+            noise.append(rng.normal(0.0, sigma, size=d + 1))
+    largest = max(max((b.size for b in batches), default=1), 1)
+    rows = _ROWS * math.ceil(largest / _ROWS)
+    idx = np.zeros((steps, rows), dtype=np.int32)
+    mask = np.zeros((steps, rows))
+    for t, b in enumerate(batches):
+        idx[t, :b.size] = b
+        mask[t, :b.size] = 1.0
+    total = sum(b.size for b in batches)
+    arrays = {"w": w0, "b": np.float64(b0), "idx": idx, "mask": mask,
+              "noise": np.stack(noise) if sigma > 0 else np.zeros((steps, d + 1)),
+              "clip": np.float64(config.clip_norm), "lr": np.float64(config.lr),
+              "denom": np.float64(max(int(n * q), 1))}
+    data = {"X": X, "y": y, "row_norm": np.sqrt(np.einsum("ij,ij->i", X, X) + 1.0)}
+    return _Trial((n, d, steps, rows), data, arrays, config, q, steps, total / steps)
+
+
+def _step(data: dict, a: dict, carry, xs):
+    """One step of the reference loop (:func:`repro.learners.dp_sgd.private_gradient` and the update)."""
+    w, b = carry
+    idx, mask, noise = xs
+    XB, yB, rn = data["X"][idx], data["y"][idx], data["row_norm"][idx]
+    r = (jax.nn.sigmoid(XB @ w + b) - yB) * mask
+    rc = r * jnp.minimum(1.0, a["clip"] / (jnp.abs(r) * rn + 1e-6))
+    d = w.shape[0]
+    gw = (XB.T @ rc + noise[:d]) / a["denom"]
+    gb = (rc.sum() + noise[d]) / a["denom"]
+    return (w - a["lr"] * gw, b - a["lr"] * gb), None
+
+
+def _train_one(data: dict, a: dict):
+    (w, b), _ = jax.lax.scan(functools.partial(_step, data, a), (a["w"], a["b"]),
+                             (a["idx"], a["mask"], a["noise"]))
+    return w, b
+
+
+@functools.lru_cache(maxsize=16)
+def _program(shared_data: bool):
+    if shared_data:
+        return jax.jit(lambda data, a: jax.lax.map(lambda ai: _train_one(data, ai), a))
+    return jax.jit(lambda data, a: jax.lax.map(lambda da: _train_one(*da), (data, a)))
+
+
+def fit_many(X: np.ndarray | Sequence[np.ndarray], y: np.ndarray | Sequence[np.ndarray],
+             configs: Sequence[DPSGDConfig], generators: Sequence[np.random.Generator]) -> list[DPSGDResult]:
+    """Train one DP-SGD model per trial (``configs[i]`` with ``generators[i]``, on (X, y) or (X[i], y[i])).
+
+    Each result equals :func:`repro.learners.dp_sgd.train_dp_sgd_logistic` of the same inputs and generator
+    to floating-point summation order (float64), and is the same alone or in any batch. Spec: seed-003 §3.2.
+    """
+    configs, generators = list(configs), list(generators)
+    if len(configs) != len(generators):
+        raise InvalidParameterError(f"fit_many needs one generator per trial; got {len(configs)} trials and "
+                                    f"{len(generators)} generators.")
+    per_trial = not isinstance(X, np.ndarray)
+    trials = [_draws(X[i] if per_trial else X, y[i] if per_trial else y, cfg, rng)
+              for i, (cfg, rng) in enumerate(zip(configs, generators, strict=True))]
+    if not per_trial:
+        for tr in trials[1:]:
+            tr.data = trials[0].data
+    groups: dict[tuple[int, int, int, int], list[int]] = {}
+    for i, tr in enumerate(trials):
+        groups.setdefault(tr.shape, []).append(i)
+    out: list[DPSGDResult | None] = [None] * len(trials)
+    with float64():
+        for members in groups.values():
+            first = trials[members[0]]
+            shared = all(trials[i].data is first.data for i in members)
+            data = first.data if shared else {k: np.stack([trials[i].data[k] for i in members]) for k in first.data}
+            stacked = {k: np.stack([trials[i].arrays[k] for i in members]) for k in first.arrays}
+            w, b = (np.asarray(v) for v in _program(shared)(data, stacked))
+            for j, i in enumerate(members):
+                tr = trials[i]
+                out[i] = DPSGDResult(LogisticModel(w[j].copy(), float(b[j])), tr.config.noise_multiplier,
+                                     tr.config.clip_norm, tr.q, tr.steps, tr.mean_batch)
+    return out  # type: ignore[return-value]
+
+
+def train(X: np.ndarray, y: np.ndarray, config: DPSGDConfig, *, rng: np.random.Generator) -> DPSGDResult:
+    """One trial of :func:`fit_many`: the compiled counterpart of ``train_dp_sgd_logistic``."""
+    return fit_many(X, y, [config], [rng])[0]
