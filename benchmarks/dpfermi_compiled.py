@@ -1,11 +1,13 @@
-"""Seconds per model-step of DP-FERMI's tabular engine: the numpy reference vs the compiled learner.
+"""Seconds per model-step of the private learners: the numpy reference engines vs the compiled learner units.
 
 On the Adult training split (33,916 rows × 102 features, batch 1024, the reference variant's switches
 with Theorem 3.3(a) noise at ε = 1; then the strict variant), one trial of ``--lambdas`` models:
 
 1. the numpy reference engine (``train_dp_fermi_batch``), one trial;
 2. the compiled engine (``dp_fermi_compiled.fit_many``), one trial, compile time reported apart;
-3. the compiled engine, ``--trials`` trials (seeds) in one program (``vmap``).
+3. the compiled engine, ``--trials`` trials (seeds) in one program (``lax.map``);
+4. DP-SGD (Algorithm 2's base model: one model, Poisson batches of ≈ 1,024 of 22,610 rows, z = 1): the numpy
+   reference ``train_dp_sgd_logistic`` vs the compiled ``dp_sgd_unit.train``.
 
 Every timing is CPU seconds of this process (``time.process_time``; XLA's CPU pool is pinned to one
 thread, numpy's BLAS by ``OMP_NUM_THREADS=1``), so the figures compare on a shared machine too.
@@ -68,8 +70,24 @@ def main() -> None:
         fit_many(X, y, s, [cfgs] * args.trials, gens)
         gens = [np.random.default_rng(i) for i in range(args.trials)]
         sec, _ = _cpu(lambda cfgs=cfgs, gens=gens: fit_many(X, y, s, [cfgs] * args.trials, gens))
-        print(f"| {name} | compiled, vmap | {args.trials} | {sec:.2f} | {T} | "
+        print(f"| {name} | compiled, {args.trials} trials in one program | {args.trials} | {sec:.2f} | {T} | "
               f"{1e6 * sec / (T * len(cfgs) * args.trials):.1f} |")
+    from repro.learners.dp_sgd import train_dp_sgd_logistic
+    from repro.learners.dp_sgd_unit import DPSGDConfig, train
+
+    fit = slice(0, 22_610)
+    Xs = np.hstack([X, s[:, None].astype(float)])[fit]
+    cfg = DPSGDConfig(noise_multiplier=1.0, epochs=args.epochs)
+    sec, res = _cpu(lambda: train_dp_sgd_logistic(Xs, y[fit], noise_multiplier=1.0, epochs=args.epochs,
+                                                  rng=np.random.default_rng(2)))
+    print(f"| DP-SGD | numpy | 1 | {sec:.2f} | {res.steps} | {1e6 * sec / res.steps:.1f} |")
+    train(Xs, y[fit], cfg, rng=np.random.default_rng(2))
+    sec, res = _cpu(lambda: train(Xs, y[fit], cfg, rng=np.random.default_rng(2)))
+    print(f"| DP-SGD | compiled (host Poisson draws included) | 1 | {sec:.2f} | {res.steps} | "
+          f"{1e6 * sec / res.steps:.1f} |")
+    import os
+
+    print(f"load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
