@@ -457,6 +457,7 @@ def train_dp_fermi_jax(
     norm_stats: str = "running",
     norm_momentum: float = NORM_MOMENTUM,
     w_rows: str = "groups",
+    on_epoch: Callable[[int, Params, Any], None] | None = None,
 ) -> CnnResult:
     """Train one DP-FERMI model (reference semantics of the numpy engine) with a JAX model.
 
@@ -491,6 +492,9 @@ def train_dp_fermi_jax(
     w_rows
         ``groups``: W is k × l (the paper; the numpy engine). ``classes``: W is l × l as in the authors' code
         (needs l ≥ k; only its first k rows enter the cross term, all rows the rest).
+    on_epoch
+        Shuffled epochs only: called as ``on_epoch(epoch, params, running_stats)`` after each epoch's last
+        step (host arrays; ``running_stats`` None unless tracked), e.g. to evaluate the iterate as training goes.
 
     Spec: seed-004 §4.1, §4.3, §7.5; issue 37.
     """
@@ -588,6 +592,7 @@ def train_dp_fermi_jax(
         t0 = time.perf_counter()
         done = 0
         every = max(1, steps // 20)
+        per_epoch = math.ceil(n / cfg.batch_size) if cfg.sampling == "shuffle" else None
         for t, idx in enumerate(_batch_indices(n, cfg, rng), start=1):
             m = idx.size
             size = B * max(1, math.ceil(m / B))  # Poisson batches vary: pad to a multiple of B (few compiles)
@@ -606,6 +611,9 @@ def train_dp_fermi_jax(
             else:
                 params, W, running = step_fn(params, W, running, *args)
             done += m
+            if on_epoch is not None and per_epoch is not None and t % per_epoch == 0:
+                on_epoch(t // per_epoch, tuple(np.asarray(leaf) for leaf in params),
+                         tuple((np.asarray(a), np.asarray(b)) for a, b in running) if track else None)
             if progress is not None and (t % every == 0 or t == steps):
                 jax.block_until_ready(W)
                 progress(t, steps, done / max(time.perf_counter() - t0, 1e-9))
