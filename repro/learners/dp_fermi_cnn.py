@@ -27,12 +27,26 @@ So on a linear softmax model this trainer reproduces the numpy engine's numbers 
 ``jax.enable_x64``). The device only runs the deterministic step; noise comes from the host.
 
 Model (:func:`vgg_init`, :func:`vgg_apply`; spec §7.5): 3×3 convs (padding 1) 3→8→16→16(s2)→32→64→64(s2)
-→128→256→256(s2), each followed by instance normalisation (no affine) after conv1_2, conv1, conv2_2, conv2,
-conv3_2, conv3, then ReLU (order conv → norm → ReLU is ours, [I]); flatten; FC to 9 logits. Inputs are uint8
-images scaled to [0, 1] (torchvision ``ToTensor``). 1,612,713 parameters at 128 px (the paper's "≈ 1.6M");
-the convolutions hold 1,022,880 at every resolution, the FC 256·(r/8)²·9 + 9. Instance statistics are used
-at evaluation too (ours: the authors' ``track_running_stats`` would switch to running averages under
-``model.eval()``, which the code may or may not call).
+→128→256→256(s2), instance normalisation (no affine) after conv1_2, conv1, conv2_2, conv2, conv3_2, conv3,
+ReLU after every conv (order conv → norm → ReLU, as the authors' ``FeedForward.forward``); flatten; FC to 9
+logits. Inputs are uint8 images scaled to [0, 1] (torchvision ``ToTensor``). 1,612,713 parameters at 128 px
+(the paper's "≈ 1.6M"); the convolutions hold 1,022,880 at every resolution, the FC 256·(r/8)²·9 + 9.
+
+**Normalisation statistics** (issue 37). The authors' layers are ``InstanceNorm2d(track_running_stats=True)``
+(PyTorch defaults: momentum 0.1, eps 1e-5, running mean 0 and variance 1 at the start) and their script calls
+``model.eval()`` before testing. In training mode each image is normalised by its own statistics and every
+forward pass moves the running statistics: running ← (1 − 0.1)·running + 0.1·(batch mean of the per-image
+means, resp. of the per-image *unbiased* variances over the H·W positions); at [C0] (the commit of the released
+curves) one forward pass is one batch of 64. In eval mode every image is normalised by the running statistics.
+``norm_stats="running"`` (the default) does exactly that: :func:`vgg_forward` returns the per-image statistics,
+the step updates the running ones (padded rows masked out) and :func:`predict` takes them. ``"instance"``
+(the earlier choice, kept as an ablation) uses each image's own statistics at test time too.
+
+**W's shape** (issue 37). The paper's W is k × l (5 × 9). The authors' code draws W₀ ~ N(0, 1) of shape
+l × l (9 × 9): the trace of the cross term reads only its first k rows, but −Tr(W p̄ Wᵀ) = −Σ_j p̄_j ‖W_{:,j}‖²,
+the W noise and the Frobenius projection involve all l rows. ``w_rows="classes"`` trains that l × l W
+(:func:`psi_batch` is the code's ψ for any number of rows ≥ k); ``"groups"`` (the default here and the numpy
+engine's shape) trains the paper's k × l W.
 
 JAX is an optional dependency (``pip install -e ".[vision]"``); importing this module without it raises
 :class:`repro.errors.MissingExtraError` with that command.
@@ -72,9 +86,16 @@ __all__ = [
     "VGG_CHANNELS",
     "VGG_STRIDES",
     "VGG_NORM",
+    "NORM_MOMENTUM",
+    "NORM_EPS",
+    "NORM_STATS",
+    "W_ROWS",
     "vgg_param_count",
     "vgg_init",
+    "vgg_norm_init",
+    "vgg_forward",
     "vgg_apply",
+    "update_running_stats",
     "psi_batch",
     "linear_init",
     "linear_apply",
@@ -89,6 +110,13 @@ VGG_CHANNELS = ((3, 8), (8, 16), (16, 16), (16, 32), (32, 64), (64, 64), (64, 12
 VGG_STRIDES = (1, 1, 2, 1, 1, 2, 1, 1, 2)
 #: instance norm after conv1_2, conv1, conv2_2, conv2, conv3_2, conv3 (not after the _1 layers)
 VGG_NORM = (False, True, True, False, True, True, False, True, True)
+#: PyTorch's InstanceNorm2d defaults, the authors' layers (spec §7.5)
+NORM_MOMENTUM = 0.1
+NORM_EPS = 1e-5
+#: test-time normalisation: the authors' running statistics after ``model.eval()``, or each image's own
+NORM_STATS = ("running", "instance")
+#: rows of W: the code's l × l (``classes``) or the paper's k × l (``groups``)
+W_ROWS = ("classes", "groups")
 
 Params = tuple[Any, ...]
 
@@ -124,14 +152,64 @@ def vgg_init(rng: np.random.Generator, resolution: int, n_classes: int = 9) -> P
     return tuple(out)
 
 
-def _instance_norm(h, eps: float = 1e-5):
-    mean = h.mean(axis=(1, 2), keepdims=True)
-    var = h.var(axis=(1, 2), keepdims=True)
-    return (h - mean) / jnp.sqrt(var + eps)
+def vgg_norm_init() -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """PyTorch's initial running statistics of the six InstanceNorm2d layers: (mean 0, variance 1) per channel."""
+    return tuple((np.zeros(b), np.ones(b)) for (_, b), norm in zip(VGG_CHANNELS, VGG_NORM, strict=True) if norm)
 
 
-def vgg_apply(params: Params, x) -> Any:
-    """Logits (N, n_classes) of uint8 or float images (N, r, r, 3); uint8 is scaled to [0, 1]."""
+def vgg_forward(params: Params, x, running=None) -> tuple[Any, tuple[tuple[Any, Any], ...]]:
+    """(logits (N, n_classes), per-image statistics) of uint8 or float images (N, r, r, 3).
+
+    Without ``running`` each normalised layer uses the image's own mean and (biased) variance over its H·W
+    positions, PyTorch's training mode; the second value then holds, per normalised layer, the per-image means
+    and *unbiased* variances (N, C) that PyTorch folds into the running statistics. With ``running`` (one
+    (mean, var) pair of shape (C,) per layer, :func:`vgg_norm_init`'s layout) every image is normalised by
+    them, PyTorch's eval mode, and the second value is empty. uint8 is scaled to [0, 1]. Spec §7.5."""
+    h = x.astype(params[0].dtype) / 255.0 if x.dtype == jnp.uint8 else x
+    stats = []
+    layer = 0
+    for i, (stride, norm) in enumerate(zip(VGG_STRIDES, VGG_NORM, strict=True)):
+        h = (
+            jax.lax.conv_general_dilated(
+                h,
+                params[2 * i],
+                (stride, stride),
+                ((1, 1), (1, 1)),
+                dimension_numbers=("NHWC", "HWIO", "NHWC"),
+            )
+            + params[2 * i + 1]
+        )
+        if norm:
+            if running is None:
+                mean = h.mean(axis=(1, 2), keepdims=True)
+                var = h.var(axis=(1, 2), keepdims=True)
+                positions = h.shape[1] * h.shape[2]
+                stats.append((mean[:, 0, 0, :], var[:, 0, 0, :] * positions / max(positions - 1, 1)))
+            else:
+                mean, var = running[layer]
+            h = (h - mean) / jnp.sqrt(var + NORM_EPS)
+            layer += 1
+        h = jax.nn.relu(h)
+    h = h.transpose(0, 3, 1, 2).reshape(h.shape[0], -1)
+    return h @ params[-2] + params[-1], tuple(stats)
+
+
+def update_running_stats(running, stats, mask, momentum: float = NORM_MOMENTUM):
+    """PyTorch's running-statistics update of InstanceNorm2d after one training forward pass of the batch:
+    running ← (1 − momentum)·running + momentum·(mean over the batch's rows with mask 1 of the per-image
+    statistics); padded rows (mask 0) are not part of the pass. Spec §7.5 (issue 37)."""
+    w = mask / mask.sum()
+    return tuple(
+        ((1 - momentum) * rm + momentum * (w @ mu), (1 - momentum) * rv + momentum * (w @ var))
+        for (rm, rv), (mu, var) in zip(running, stats, strict=True)
+    )
+
+
+def vgg_apply(params: Params, x, running=None) -> Any:
+    """Logits (N, n_classes) of uint8 or float images (N, r, r, 3); uint8 is scaled to [0, 1]. Instance
+    statistics without ``running``; the running statistics (eval mode) with it (:func:`vgg_forward`)."""
+    if running is not None:
+        return vgg_forward(params, x, running)[0]
     h = x.astype(params[0].dtype) / 255.0 if x.dtype == jnp.uint8 else x
     for i, (stride, norm) in enumerate(zip(VGG_STRIDES, VGG_NORM, strict=True)):
         h = (
@@ -145,7 +223,8 @@ def vgg_apply(params: Params, x) -> Any:
             + params[2 * i + 1]
         )
         if norm:
-            h = _instance_norm(h)
+            mean = h.mean(axis=(1, 2), keepdims=True)
+            h = (h - mean) / jnp.sqrt(h.var(axis=(1, 2), keepdims=True) + NORM_EPS)
         h = jax.nn.relu(h)
     # flatten in PyTorch's (C, H, W) order so the FC weight layout matches nn.Linear on NCHW
     h = h.transpose(0, 3, 1, 2).reshape(h.shape[0], -1)
@@ -176,7 +255,8 @@ def psi_batch(f, s, W, isp, mask=None):
 
 @dataclass(frozen=True)
 class CnnResult:
-    """Final θ (host arrays), W (k × l), steps, timing and the device the steps ran on."""
+    """Final θ (host arrays), W (k × l, or l × l with ``w_rows="classes"``), steps, timing, the device the steps
+    ran on and the running normalisation statistics (None unless tracked: pass them to :func:`predict`)."""
 
     params: Params
     W: np.ndarray
@@ -186,6 +266,7 @@ class CnnResult:
     device: str
     config: DPFermiConfig
     sampling_probability: float | None = None
+    running_stats: tuple[tuple[np.ndarray, np.ndarray], ...] | None = None
 
     @property
     def event(self):
@@ -260,23 +341,29 @@ def _make_step(
     w_projection: str,
     w_radius: float,
     shapes: tuple[tuple[int, ...], ...],
+    momentum: float | None = None,
 ):
-    """The jitted step; cached on everything it closes over, so the runs of one λ grid compile once."""
+    """The jitted step; cached on everything it closes over, so the runs of one λ grid compile once. With
+    ``momentum`` (``apply`` is then :func:`vgg_forward`) the step also moves the running normalisation
+    statistics by the batch's forward pass, as PyTorch's training mode does."""
     sizes = [int(np.prod(s)) for s in shapes]
     splits = np.cumsum(sizes)[:-1].tolist()
+    forward = apply if momentum is not None else (lambda p, x: (apply(p, x), ()))
 
     def objective(params, W, xb, yb, sb, mask, isp, lam):
-        logits = apply(params, xb)
+        logits, stats = forward(params, xb)
         logp = jax.nn.log_softmax(logits, axis=1)
         f = jnp.exp(logp)
         ce = -(jnp.take_along_axis(logp, yb[:, None], axis=1)[:, 0] * mask).sum() / mask.sum()
-        return ce + lam * psi_batch(f, sb, W, isp, mask)
+        return ce + lam * psi_batch(f, sb, W, isp, mask), stats
 
-    grad = jax.grad(objective, argnums=(0, 1))
+    grad = jax.grad(objective, argnums=(0, 1), has_aux=True)
 
-    def step(params, W, X, Y, S, idx, mask, isp, lam, u, V, th_std, w_std):
+    def step(params, W, running, X, Y, S, idx, mask, isp, lam, u, V, th_std, w_std):
         xb, yb, sb = X[idx], Y[idx], S[idx]
-        g, gW = grad(params, W, xb, yb, sb, mask, isp, lam)
+        (g, gW), stats = grad(params, W, xb, yb, sb, mask, isp, lam)
+        if momentum is not None:
+            running = update_running_stats(running, stats, mask, momentum)
         if theta_clip == "batch":
             norm = jnp.sqrt(sum(jnp.sum(t * t) for t in g))
             div = jnp.maximum(1.0, norm / clip_norm)
@@ -286,7 +373,7 @@ def _make_step(
             p - lr_theta * (t + n.reshape(p.shape) * th_std) for p, t, n in zip(params, g, noise, strict=True)
         )
         W = W + lr_w * (gW + V * w_std)
-        return params, _project_w(W, w_projection, w_radius)
+        return params, _project_w(W, w_projection, w_radius), running
 
     return jax.jit(step)
 
@@ -367,6 +454,10 @@ def train_dp_fermi_jax(
     n_classes: int | None = None,
     noise_source: str = "host",
     progress: Callable[[int, int, float], None] | None = None,
+    norm_stats: str = "running",
+    norm_momentum: float = NORM_MOMENTUM,
+    w_rows: str = "groups",
+    on_epoch: Callable[[int, Params, Any], None] | None = None,
 ) -> CnnResult:
     """Train one DP-FERMI model (reference semantics of the numpy engine) with a JAX model.
 
@@ -393,11 +484,28 @@ def train_dp_fermi_jax(
         accelerators).
     progress
         Called as ``progress(step, total_steps, images_per_second)`` about 20 times per run.
+    norm_stats
+        ``vgg`` on the reference path: ``running`` (the authors' ``track_running_stats`` + ``model.eval()``:
+        running statistics, updated by each batch's forward pass with ``norm_momentum``, returned in
+        :attr:`CnnResult.running_stats` for :func:`predict`) or ``instance`` (each image's own statistics
+        at test time too; no running statistics). The strict mode and ``linear`` have none to track.
+    w_rows
+        ``groups``: W is k × l (the paper; the numpy engine). ``classes``: W is l × l as in the authors' code
+        (needs l ≥ k; only its first k rows enter the cross term, all rows the rest).
+    on_epoch
+        Shuffled epochs only: called as ``on_epoch(epoch, params, running_stats)`` after each epoch's last
+        step (host arrays; ``running_stats`` None unless tracked), e.g. to evaluate the iterate as training goes.
 
-    Spec: seed-004 §4.1, §4.3, §7.5.
+    Spec: seed-004 §4.1, §4.3, §7.5; issue 37.
     """
     _check_config(config)
     cfg = config
+    if norm_stats not in NORM_STATS:
+        raise InvalidParameterError(f"norm_stats must be one of {NORM_STATS}; got {norm_stats!r}.")
+    if w_rows not in W_ROWS:
+        raise InvalidParameterError(f"w_rows must be one of {W_ROWS}; got {w_rows!r}.")
+    if not 0 < norm_momentum <= 1:
+        raise InvalidParameterError(f"norm_momentum must lie in (0, 1]; got {norm_momentum}.")
     yi = np.asarray(y).astype(np.int64)
     s = np.asarray(s, dtype=np.int64)
     n = yi.size
@@ -430,17 +538,23 @@ def train_dp_fermi_jax(
         apply = linear_apply
     else:
         raise InvalidParameterError(f"model must be 'vgg' or 'linear'; got {model!r}.")
-    W0 = rng.standard_normal((k, n_classes)) if cfg.w_init == "normal" else np.zeros((k, n_classes))
+    if w_rows == "classes" and n_classes < k:
+        raise InvalidParameterError(f"w_rows='classes' needs at least as many classes as groups; got {n_classes} < {k}.")
+    rows = n_classes if w_rows == "classes" else k
+    W0 = rng.standard_normal((rows, n_classes)) if cfg.w_init == "normal" else np.zeros((rows, n_classes))
     noise_key = int(rng.integers(0, 2**32)) if noise_source == "device" else None
     shapes = [q.shape for q in params0]
     n_params = sum(int(np.prod(sh)) for sh in shapes)
     lam = cfg.lam
     strict = cfg.theta_clip == "sensitive"
+    track = model == "vgg" and norm_stats == "running" and not strict
     if strict:  # the numpy engine's "sensitive" mode: joint (θ, W) sensitivity/noise ratio 1/z
         q, steps = opacus_sampling(n, cfg.batch_size, cfg.epochs)
         denom = float(max(int(n * q), 1))
         z = cfg.noise_multiplier
         th_std = lam * math.sqrt(2) * z * 2 * cfg.clip_norm
+        if rows != k:
+            raise InvalidParameterError("the strict mode trains the paper's k × l W (w_rows='groups').")
         w_std = math.sqrt(2) * z * _w_sensitivity(isp, "full", 0)
         draw_theta = draw_w = z > 0
         step_fn = _make_strict_step(
@@ -452,7 +566,7 @@ def train_dp_fermi_jax(
         w_std = cfg.sigma_w * (lam if cfg.w_noise_scale == "lambda" else 1.0)
         draw_theta, draw_w = cfg.sigma_theta > 0, cfg.sigma_w > 0
         step_fn = _make_step(
-            apply,
+            vgg_forward if track else apply,
             cfg.theta_clip,
             cfg.clip_norm,
             cfg.lr_theta,
@@ -460,6 +574,7 @@ def train_dp_fermi_jax(
             cfg.w_projection,
             cfg.w_radius,
             tuple(shapes),
+            norm_momentum if track else None,
         )
     put = lambda a, dt=None: jax.device_put(np.asarray(a, dtype=dt), dev)  # noqa: E731
     with jax.default_device(dev):
@@ -467,15 +582,17 @@ def train_dp_fermi_jax(
         Yd, Sd = put(yi, np.int32), put(s, np.int32)
         params = tuple(put(q, dtype) for q in params0)
         W = put(W0, dtype)
+        running = tuple((put(a, dtype), put(b, dtype)) for a, b in vgg_norm_init()) if track else ()
         isp_d = put(isp, dtype)
-        zeros_u, zeros_v = put(np.zeros(n_params), dtype), put(np.zeros((k, n_classes)), dtype)
+        zeros_u, zeros_v = put(np.zeros(n_params), dtype), put(np.zeros((rows, n_classes)), dtype)
         if noise_key is not None:
             key = jax.device_put(jax.random.key(noise_key), dev)
-            draw = _noise_fn(n_params, (k, n_classes), dtype)
+            draw = _noise_fn(n_params, (rows, n_classes), dtype)
         B = min(cfg.batch_size, n)
         t0 = time.perf_counter()
         done = 0
         every = max(1, steps // 20)
+        per_epoch = math.ceil(n / cfg.batch_size) if cfg.sampling == "shuffle" else None
         for t, idx in enumerate(_batch_indices(n, cfg, rng), start=1):
             m = idx.size
             size = B * max(1, math.ceil(m / B))  # Poisson batches vary: pad to a multiple of B (few compiles)
@@ -485,12 +602,18 @@ def train_dp_fermi_jax(
             mask[:m] = 1.0
             if noise_key is None:
                 u = put(rng.standard_normal(n_params), dtype) if draw_theta else zeros_u
-                V = put(rng.standard_normal((k, n_classes)), dtype) if draw_w else zeros_v
+                V = put(rng.standard_normal((rows, n_classes)), dtype) if draw_w else zeros_v
             else:
                 u, V = draw(key, t) if (draw_theta or draw_w) else (zeros_u, zeros_v)
-            args = (params, W, Xd, Yd, Sd, put(pad), put(mask, dtype), isp_d, lam, u, V, th_std, w_std)
-            params, W = step_fn(*args, denom) if strict else step_fn(*args)
+            args = (Xd, Yd, Sd, put(pad), put(mask, dtype), isp_d, lam, u, V, th_std, w_std)
+            if strict:
+                params, W = step_fn(params, W, *args, denom)
+            else:
+                params, W, running = step_fn(params, W, running, *args)
             done += m
+            if on_epoch is not None and per_epoch is not None and t % per_epoch == 0:
+                on_epoch(t // per_epoch, tuple(np.asarray(leaf) for leaf in params),
+                         tuple((np.asarray(a), np.asarray(b)) for a, b in running) if track else None)
             if progress is not None and (t % every == 0 or t == steps):
                 jax.block_until_ready(W)
                 progress(t, steps, done / max(time.perf_counter() - t0, 1e-9))
@@ -505,6 +628,7 @@ def train_dp_fermi_jax(
         f"{dev.platform}:{dev.id}",
         cfg,
         q,
+        tuple((np.asarray(a), np.asarray(b)) for a, b in running) if track else None,
     )
 
 
@@ -513,17 +637,38 @@ def _predict_fn(apply: Callable):
     return jax.jit(lambda p, x: jax.nn.softmax(apply(p, x), axis=1))
 
 
+@functools.lru_cache(maxsize=1)
+def _predict_running_fn():
+    return jax.jit(lambda p, r, x: jax.nn.softmax(vgg_apply(p, x, r), axis=1))
+
+
 def predict(
-    params: Params, X: np.ndarray, *, model: str = "vgg", batch: int = 512, device: str = "auto"
+    params: Params,
+    X: np.ndarray,
+    *,
+    model: str = "vgg",
+    batch: int = 512,
+    device: str = "auto",
+    running_stats: tuple[tuple[np.ndarray, np.ndarray], ...] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(argmax labels, class probabilities) of a trained model, in chunks of ``batch`` rows."""
+    """(argmax labels, class probabilities) of a trained model, in chunks of ``batch`` rows. ``vgg`` with
+    ``running_stats`` (:attr:`CnnResult.running_stats`) normalises by them, the authors' eval mode; without,
+    each image by its own statistics."""
     apply = {"vgg": vgg_apply, "linear": linear_apply}.get(model)
     if apply is None:
         raise InvalidParameterError(f"model must be 'vgg' or 'linear'; got {model!r}.")
+    if running_stats is not None and model != "vgg":
+        raise InvalidParameterError("running normalisation statistics belong to the vgg model only.")
     dev = select_device(device)
-    fn = _predict_fn(apply)
+    if running_stats is None:
+        fn = _predict_fn(apply)
+    else:
+        inner = _predict_running_fn()
+        fn = lambda p, x: inner(p, rs, x)  # noqa: E731
     with jax.default_device(dev):
         pd = tuple(jax.device_put(q, dev) for q in params)
+        if running_stats is not None:
+            rs = tuple((jax.device_put(a, dev), jax.device_put(b, dev)) for a, b in running_stats)
         probs = [
             np.asarray(fn(pd, jax.device_put(X[i : i + batch], dev))) for i in range(0, X.shape[0], batch)
         ]

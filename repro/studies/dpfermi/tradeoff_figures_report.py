@@ -77,7 +77,13 @@ def released_errata(bundle) -> pd.DataFrame:
     ref = released_curves(dataset, fairness)
     if ref.empty:
         return ref.assign(reasons=[], not_reproducible=[])
-    return flag_released_points(ref, n_runs=RELEASED_RUNS, all_negative_error=_all_negative_error(bundle, dataset))
+    flagged = flag_released_points(ref, n_runs=RELEASED_RUNS, all_negative_error=_all_negative_error(bundle, dataset))
+    # flagged over every released ε of the dataset (identical-across-epsilon compares them); kept: this run's ε
+    # (Figures 3 and 8 share the Parkinsons curves, two ε each)
+    if "epsilon" in bundle.trials and not flagged.empty:
+        eps = bundle.trials["epsilon"].astype(float).unique()
+        flagged = flagged[np.isclose(flagged["epsilon"].astype(float).to_numpy()[:, None], eps[None, :]).any(axis=1)]
+    return flagged.reset_index(drop=True)
 
 
 def _reproducible(ref: pd.DataFrame, errata: pd.DataFrame) -> pd.DataFrame:

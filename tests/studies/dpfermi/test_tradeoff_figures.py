@@ -25,15 +25,25 @@ FIGS = [2, 3, 4, 6, 7, 8, 9, 10]
 
 
 def test_released_csv_is_complete_and_data_only() -> None:
-    """Appendix A: 4 ε × grid points per (dataset, method), values in [0, 1], provenance on every row."""
+    """Appendix A (Adult, Credit Card) and the Parkinsons / Retired Adult curves (issue 37): 4 ε × grid points
+    per (dataset, method), values in [0, 1], provenance on every row."""
     df = pd.read_csv(report.REFERENCE_CSV)
-    assert set(df["dataset"]) == {"adult", "credit-card"}
-    assert df["source"].str.contains("Appendix A").all()
+    assert set(df["dataset"]) == {"adult", "credit-card", "parkinsons", "retired-adult"}
+    appendix = df["dataset"].isin(["adult", "credit-card"])
+    assert df.loc[appendix, "source"].str.contains("Appendix A").all()
+    assert df.loc[~appendix, "source"].str.contains("seed-004-dpfermi-parkinsons-retired-curves.json").all()
+    assert df["source"].str.contains("commit 5360438").all()
     assert df[["error", "violation"]].apply(lambda c: c.between(0, 1)).all().all()
     counts = df.groupby(["dataset", "fairness", "method"]).size().to_dict()
     assert counts[("adult", "dp", "dp-fermi")] == 20 and counts[("credit-card", "dp", "dp-fermi")] == 24
     assert counts[("adult", "eo", "dp-fermi")] == 15 and counts[("credit-card", "eo", "dp-fermi")] == 15
     assert counts[("adult", "eo", "jagielski-2019")] == 31 and counts[("adult", "dp", "pf-ld")] == 4
+    assert counts[("parkinsons", "dp", "dp-fermi")] == 16 and counts[("retired-adult", "dp", "dp-fermi")] == 24
+    assert counts[("parkinsons", "dp", "pf-ld")] == 4 and counts[("retired-adult", "dp", "pf-ld")] == 4
+    assert ("parkinsons", "eo", "dp-fermi") not in counts and ("retired-adult", "eo", "dp-fermi") not in counts
+    # spot values of the released .pt files (JSON of the spec, checked against the files at 5360438)
+    row = df[(df.dataset == "parkinsons") & (df.method == "dp-fermi") & (df.epsilon == 1.0) & (df.knob == 1.0)].iloc[0]
+    assert (row.error, row.violation, row.band_lower, row.band_upper) == (0.0865, 0.0183, 0.0118, 0.0248)
     row = df[(df.dataset == "adult") & (df.fairness == "dp") & (df.method == "dp-fermi") & (df.epsilon == 1.0)
              & (df.knob == 0.0)].iloc[0]
     assert (row.error, row.violation) == (0.1585, 0.2017)       # spec §9.3 claim 4 numbers
@@ -45,6 +55,7 @@ def test_experiment_files_load_and_match_the_csv(fig: int) -> None:
     assert spec.variants == ("reference", "strict", "strict-all")
     assert spec.profile("full").seeds == 15 and spec.params["epochs"] == 200
     ref = report.released_curves(spec.params["dataset"], spec.params["fairness"])
+    ref = ref[ref.epsilon.isin(spec.grid["epsilon"])]  # Figures 3 and 8 share the Parkinsons curves
     for r in spec.references:
         eps = r.setting["epsilon"]
         rows = ref[(ref.method == r.method) & np.isclose(ref.epsilon, eps)]
