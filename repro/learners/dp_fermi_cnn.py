@@ -54,6 +54,7 @@ JAX is an optional dependency (``pip install -e ".[vision]"``); importing this m
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -101,6 +102,8 @@ __all__ = [
     "linear_apply",
     "CnnResult",
     "train_dp_fermi_jax",
+    "train_dp_fermi_jax_many",
+    "MANY_FIELDS",
     "predict",
     "select_device",
 ]
@@ -498,8 +501,54 @@ def train_dp_fermi_jax(
 
     Spec: seed-004 §4.1, §4.3, §7.5; issue 37.
     """
-    _check_config(config)
-    cfg = config
+    return train_dp_fermi_jax_many(X, y, s, [config], rng=rng, model=model, device=device, n_classes=n_classes,
+                                   noise_source=noise_source, progress=progress, norm_stats=norm_stats,
+                                   norm_momentum=norm_momentum, w_rows=w_rows, on_epoch=on_epoch)[0]
+
+
+#: fields in which the models of one :func:`train_dp_fermi_jax_many` call may differ (λ and the noise levels)
+MANY_FIELDS = ("lam", "sigma_theta", "sigma_w", "noise_multiplier")
+
+
+def train_dp_fermi_jax_many(
+    X: np.ndarray,
+    y: np.ndarray,
+    s: np.ndarray,
+    configs: list[DPFermiConfig],
+    *,
+    rng: np.random.Generator,
+    model: str = "vgg",
+    device: str = "auto",
+    n_classes: int | None = None,
+    noise_source: str = "host",
+    progress: Callable[[int, int, float], None] | None = None,
+    norm_stats: str = "running",
+    norm_momentum: float = NORM_MOMENTUM,
+    w_rows: str = "groups",
+    on_epoch: Callable[[int, Params, Any], None] | None = None,
+) -> list[CnnResult]:
+    """Train several DP-FERMI models that differ only in λ and the noise levels (:data:`MANY_FIELDS`) together:
+    one program whose step is ``vmap``-ed over the models (issue 34, item 4).
+
+    The models share the initialisation, the batches and the standard-normal noise draws (common random
+    numbers, as one trial's λ grid does when each model restarts the trial's stream), so each equals its run
+    alone by :func:`train_dp_fermi_jax` with the same generator up to floating-point rounding (float32 on an
+    accelerator; tested at 16 px). One model runs the unbatched step, exactly :func:`train_dp_fermi_jax`.
+    Other parameters as :func:`train_dp_fermi_jax`; ``on_epoch`` only with one model. Spec: seed-004 §7.5–§7.6.
+    """
+    configs = list(configs)
+    if not configs:
+        raise InvalidParameterError("train_dp_fermi_jax_many needs at least one configuration.")
+    cfg = configs[0]
+    for c in configs[1:]:
+        if dataclasses.replace(c, **{f: getattr(cfg, f) for f in MANY_FIELDS}) != cfg:
+            raise InvalidParameterError(
+                f"models trained together may differ only in {', '.join(MANY_FIELDS)}; train the others apart.")
+    if on_epoch is not None and len(configs) > 1:
+        raise InvalidParameterError("on_epoch observes one model; train the models apart to observe each.")
+    G = len(configs)
+    for c in configs:
+        _check_config(c)
     if norm_stats not in NORM_STATS:
         raise InvalidParameterError(f"norm_stats must be one of {NORM_STATS}; got {norm_stats!r}.")
     if w_rows not in W_ROWS:
@@ -545,26 +594,27 @@ def train_dp_fermi_jax(
     noise_key = int(rng.integers(0, 2**32)) if noise_source == "device" else None
     shapes = [q.shape for q in params0]
     n_params = sum(int(np.prod(sh)) for sh in shapes)
-    lam = cfg.lam
+    lam = np.array([c.lam for c in configs])
     strict = cfg.theta_clip == "sensitive"
     track = model == "vgg" and norm_stats == "running" and not strict
     if strict:  # the numpy engine's "sensitive" mode: joint (θ, W) sensitivity/noise ratio 1/z
         q, steps = opacus_sampling(n, cfg.batch_size, cfg.epochs)
         denom = float(max(int(n * q), 1))
-        z = cfg.noise_multiplier
+        z = np.array([c.noise_multiplier for c in configs])
         th_std = lam * math.sqrt(2) * z * 2 * cfg.clip_norm
         if rows != k:
             raise InvalidParameterError("the strict mode trains the paper's k × l W (w_rows='groups').")
         w_std = math.sqrt(2) * z * _w_sensitivity(isp, "full", 0)
-        draw_theta = draw_w = z > 0
+        draw_theta = draw_w = bool(np.any(z > 0))
         step_fn = _make_strict_step(
             apply, cfg.clip_norm, cfg.lr_theta, cfg.lr_w, cfg.w_projection, cfg.w_radius, tuple(shapes)
         )
     else:
         q, steps = None, math.ceil(n / cfg.batch_size) * cfg.epochs
-        th_std = cfg.sigma_theta * (lam if cfg.theta_noise_scale == "lambda" else 1.0)
-        w_std = cfg.sigma_w * (lam if cfg.w_noise_scale == "lambda" else 1.0)
-        draw_theta, draw_w = cfg.sigma_theta > 0, cfg.sigma_w > 0
+        th_std = np.array([c.sigma_theta for c in configs]) * (lam if cfg.theta_noise_scale == "lambda" else 1.0)
+        w_std = np.array([c.sigma_w for c in configs]) * (lam if cfg.w_noise_scale == "lambda" else 1.0)
+        draw_theta = any(c.sigma_theta > 0 for c in configs)
+        draw_w = any(c.sigma_w > 0 for c in configs)
         step_fn = _make_step(
             vgg_forward if track else apply,
             cfg.theta_clip,
@@ -576,13 +626,20 @@ def train_dp_fermi_jax(
             tuple(shapes),
             norm_momentum if track else None,
         )
+    if G == 1:  # the unbatched step: exactly one model's program
+        lam, th_std, w_std = float(lam[0]), float(th_std[0]), float(w_std[0])
+    else:  # models on axis 0 of θ, W, the running statistics, λ and the noise levels; draws shared
+        step_fn = _batched(step_fn, strict)
     put = lambda a, dt=None: jax.device_put(np.asarray(a, dtype=dt), dev)  # noqa: E731
+    stack = (lambda a: np.stack([a] * G)) if G > 1 else (lambda a: a)  # noqa: E731
     with jax.default_device(dev):
         Xd = put(X, np.uint8 if model == "vgg" else dtype)
         Yd, Sd = put(yi, np.int32), put(s, np.int32)
-        params = tuple(put(q, dtype) for q in params0)
-        W = put(W0, dtype)
-        running = tuple((put(a, dtype), put(b, dtype)) for a, b in vgg_norm_init()) if track else ()
+        params = tuple(put(stack(q), dtype) for q in params0)
+        W = put(stack(W0), dtype)
+        running = tuple((put(stack(a), dtype), put(stack(b), dtype)) for a, b in vgg_norm_init()) if track else ()
+        if G > 1:
+            lam, th_std, w_std = put(lam, dtype), put(th_std, dtype), put(w_std, dtype)
         isp_d = put(isp, dtype)
         zeros_u, zeros_v = put(np.zeros(n_params), dtype), put(np.zeros((rows, n_classes)), dtype)
         if noise_key is not None:
@@ -610,7 +667,7 @@ def train_dp_fermi_jax(
                 params, W = step_fn(params, W, *args, denom)
             else:
                 params, W, running = step_fn(params, W, running, *args)
-            done += m
+            done += m * G
             if on_epoch is not None and per_epoch is not None and t % per_epoch == 0:
                 on_epoch(t // per_epoch, tuple(np.asarray(leaf) for leaf in params),
                          tuple((np.asarray(a), np.asarray(b)) for a, b in running) if track else None)
@@ -619,17 +676,32 @@ def train_dp_fermi_jax(
                 progress(t, steps, done / max(time.perf_counter() - t0, 1e-9))
         jax.block_until_ready(W)
         seconds = time.perf_counter() - t0
-    return CnnResult(
-        tuple(np.asarray(leaf) for leaf in params),
-        np.asarray(W),
-        steps,
-        seconds,
-        done / max(seconds, 1e-9),
-        f"{dev.platform}:{dev.id}",
-        cfg,
-        q,
-        tuple((np.asarray(a), np.asarray(b)) for a, b in running) if track else None,
-    )
+    host = lambda a, g: np.asarray(a[g] if G > 1 else a)  # noqa: E731
+    return [
+        CnnResult(
+            tuple(host(leaf, g) for leaf in params),
+            host(W, g),
+            steps,
+            seconds,
+            done / max(seconds, 1e-9),
+            f"{dev.platform}:{dev.id}",
+            c,
+            q,
+            tuple((host(a, g), host(b, g)) for a, b in running) if track else None,
+        )
+        for g, c in enumerate(configs)
+    ]
+
+
+def _batched(step_fn: Callable, strict: bool) -> Callable:
+    """``step_fn`` vmapped over the models: θ, W, the running statistics (reference step), λ and the noise
+    levels per model (axis 0); the data, the batch, the mask, 1/√p̂ and the standard normals shared."""
+    inner = step_fn.__wrapped__ if hasattr(step_fn, "__wrapped__") else step_fn
+    if strict:  # (params, W, X, Y, S, idx, mask, isp, lam, u, V, th_std, w_std, denom)
+        axes = (0, 0, None, None, None, None, None, None, 0, None, None, 0, 0, None)
+    else:  # (params, W, running, X, Y, S, idx, mask, isp, lam, u, V, th_std, w_std)
+        axes = (0, 0, 0, None, None, None, None, None, None, 0, None, None, 0, 0)
+    return jax.jit(jax.vmap(inner, in_axes=axes))
 
 
 @functools.lru_cache(maxsize=4)

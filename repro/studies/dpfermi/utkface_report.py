@@ -341,13 +341,15 @@ def report_markdown(bundle) -> str:
                     "n_train",
                     "epochs",
                     "steps",
+                    "models_together",
                     "train_seconds",
                     "images_per_second",
                 )
                 if c in tab
             ]
             tab = tab[cols]
-            note = "wall time of training (compile included), measured in the trial."
+            note = ("wall time of training (compile included), measured in the trial; the λ models of a trial train "
+                    "together, so the time and the images/s (all models' images) are the trial's.")
         lines.append(f"\n**{title}** ({note})\n")
         lines.append("| " + " | ".join(tab.columns) + " |")
         lines.append("|" + "---|" * len(tab.columns))
