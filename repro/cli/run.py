@@ -16,7 +16,7 @@ from repro.cli import progress as run_progress
 from repro.cli._common import out_option, parse_set, profile_option, resolve_ids, results_root, variant_option
 from repro.engine.report import comparison_rows, format_text, smoke_verdicts_shown, verdict_counts
 from repro.engine.results import check_output_dir, write_results
-from repro.engine.runner import BACKENDS, RunConfig, plan_trials, run_experiment
+from repro.engine.runner import BACKENDS, RunConfig, plan_size, plan_trials, run_experiment
 from repro.engine.spec import ExperimentSpec
 from repro.engine.user_method import USER_KEY, load_user_method, with_user_method
 from repro.errors import InvalidParameterError
@@ -193,9 +193,7 @@ def _with_user_methods(specs: list[ExperimentSpec], refs: tuple[str, ...]) -> li
 
 def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) -> None:
     """Validate ``spec`` under ``config`` by planning it; announce a plan large enough to take a while."""
-    n_cells = len(spec.expand_cells(config.profile, spec.coerce_overrides(config.overrides)))
-    n_seeds = config.seeds or spec.profile(config.profile).seeds
-    total = n_cells * n_seeds
+    total, n_cells, n_seeds = plan_size(spec, config)   # refused in one line when it cannot fit
     large = total > PLAN_WARN_TRIALS
     if large:
         click.echo(f"{spec.id}: planning {total:,} trials ({n_cells:,} cells x {n_seeds:,} seeds); "

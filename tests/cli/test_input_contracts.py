@@ -1,0 +1,102 @@
+"""Issue #35: every input is checked against a declared contract before work starts.
+
+Each probe of the issue's audit is refused in one line, before any trial runs (no trial runs means: the trial
+cache stays empty and no results folder is written), or has its declared effect.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro.cli import main
+from repro.engine.runner import MAX_TRIALS
+from repro.engine.spec import load_experiment
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def refused(tmp_path: Path, *args: str) -> str:
+    """Run ``repro run ARGS --out tmp_path``; assert a one-line refusal and that nothing ran; return the line."""
+    result = CliRunner().invoke(main, ["run", *args, "--quiet", "--out", str(tmp_path)], catch_exceptions=True)
+    assert result.exit_code == 1, (args, result.output, result.exception)
+    assert not isinstance(result.exception, SystemExit) or result.exception.code == 1
+    lines = [line for line in result.output.splitlines() if line.startswith("repro: error:")]
+    assert len(lines) == 1 and "Traceback" not in result.output, result.output
+    assert not (tmp_path / ".cache").exists() or not any((tmp_path / ".cache").rglob("*.pkl")), "a trial ran"
+    return lines[0]
+
+
+def test_only_method_takes_the_results_method_names(tmp_path: Path) -> None:
+    line = refused(tmp_path, "thesis-table-3.1", "--set", "only_method=nope")
+    assert "only_method=nope" in line and "DP-FERMI (strict)" in line
+
+
+def test_only_method_of_a_method_missing_from_the_profile_is_refused() -> None:
+    from repro.studies.thesis.part1_tables_checks import check_plan
+
+    with pytest.raises(Exception, match="no cell of this run has that method"):
+        check_plan({"only_method": "DP-FERMI", "subsample": 0}, [{"method": "Algorithm 2"}])
+
+
+@pytest.mark.parametrize("seeds", ["1000000", "99999999999999999999"])
+def test_a_plan_too_large_to_hold_is_refused_with_its_count_and_the_limit(tmp_path: Path, seeds: str) -> None:
+    line = refused(tmp_path, "compat-impossibility", "--seeds", seeds)
+    assert "trials" in line and f"{MAX_TRIALS:,}" in line and "15 cells" in line
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (("bandit-regret", "--set", "epsilon=1e-300"), "epsilon=1e-300"),
+    (("bandit-regret", "--set", "T=99999999999999999999"), "T=99999999999999999999"),
+    (("bandit-regret", "--set", "T=2"), "T=2"),
+    (("thesis-table-3.1", "--set", "subsample=1"), "subsample=1"),
+    (("bandit-regret", "--set", "env=acs", "--set", "acs_states=ZZ"), "acs_states=ZZ"),
+    (("bandit-regret", "--set", "env=acs", "--set", "acs_dir=/nonexistent-folder"), "acs_dir=/nonexistent-folder"),
+])
+def test_values_that_failed_inside_the_trials_are_refused_naming_the_key(tmp_path: Path, args, needle: str) -> None:
+    assert needle in refused(tmp_path, *args)
+
+
+def test_a_key_without_effect_warns_and_makes_no_folder(tmp_path: Path, caplog) -> None:
+    """`--set acs_dir=...` under the synthetic environment (smoke) changes nothing: a warning, the profile's folder."""
+    with caplog.at_level(logging.WARNING):
+        result = CliRunner().invoke(main, ["run", "bandit-regret", "--quiet", "--out", str(tmp_path), "--set",
+                                           "acs_dir=/nonexistent-folder", "--set", "T=3"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "acs_dir has no effect" in caplog.text
+    folders = sorted(p.name for p in (tmp_path / "bandit-regret").iterdir() if not p.name.startswith("."))
+    plain = sorted(p.name for p in (tmp_path / "bandit-regret").iterdir() if p.name.startswith("smoke+set-"))
+    assert len(plain) == 1 and folders == plain   # only T=3 names the folder, not acs_dir
+    import json
+    run = json.loads((tmp_path / "bandit-regret" / plain[0] / "run.json").read_text())
+    assert set(run["overrides"]) == {"T"}
+
+
+def test_grid_values_outside_the_files_own_domains_fail_at_load(tmp_path: Path) -> None:
+    text = (ROOT / "experiments" / "compat-impossibility.toml").read_text()
+    assert 'zeta = ["1/100", "1/10", "3/16"]' in text
+    path = tmp_path / "compat-impossibility.toml"
+    path.write_text(text.replace('zeta = ["1/100", "1/10", "3/16"]', 'zeta = ["1/100", "1/2", "3/16"]'))
+    with pytest.raises(Exception, match=r"grid\.zeta.*1/2.*\[domains\]"):
+        load_experiment(path)
+
+
+def test_the_any_domain_is_refused_by_the_loader(tmp_path: Path) -> None:
+    text = (ROOT / "tests" / "fixtures" / "experiments" / "toy.toml").read_text()
+    path = tmp_path / "toy.toml"
+    path.write_text(text.replace("[params]\n", '[domains]\nfoo = "any"\n\n[params]\n', 1))
+    with pytest.raises(Exception, match='no "any value" domain'):
+        load_experiment(path)
+
+
+def test_repro_show_has_no_any_value_domain() -> None:
+    from repro.engine.spec import load_all
+
+    runner = CliRunner()
+    for experiment_id in load_all(ROOT / "experiments", strict=True):
+        result = runner.invoke(main, ["show", experiment_id], catch_exceptions=False)
+        assert result.exit_code == 0, (experiment_id, result.output)
+        assert "any value" not in result.output and "(values as declared)" not in result.output, experiment_id
