@@ -395,8 +395,8 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
         first_task, (tb, _) = failures[0]
         last_line = tb.strip().splitlines()[-1]
         err = TrialFailedError(
-            f"{len(failures)} of {total} trials of {spec.id!r} failed (first: setting "
-            f"'{first_task.context.setting}', repetition {first_task.context.repetition}: {last_line}); "
+            f"{len(failures)} of {total} trials of {spec.id!r} failed (first: {_where(first_task)}, repetition "
+            f"{first_task.context.repetition}: {last_line}); "
             "completed trials are cached, so fix the cause and rerun (--debug shows the traceback)"
         )
         err.tracebacks = [tb for _, (tb, _) in failures]  # type: ignore[attr-defined]
@@ -411,6 +411,12 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
                          time.perf_counter() - start, total, n_cached, dict(warning_counts))
     outcome.trial_seconds = float(sum(results[t.index][1] for t in tasks))
     return outcome
+
+
+def _where(task: TrialTask) -> str:
+    """The failed trial's method (when the cell has one) and setting, for the one-line failure message."""
+    method = str(task.cell.get("method", ""))
+    return (f"method {method!r}, " if method else "") + f"setting '{task.context.setting}'"
 
 
 @dataclass(frozen=True)
