@@ -159,6 +159,8 @@ def list_cmd() -> None:
     click.echo(f"\ncache: {store.data_dir()}")
     if mirror is None:
         click.echo(f"mirror: (unset; set {store.ENV_MIRROR}, e.g. {store.MIRROR_EXAMPLE})")
+    elif mirror.is_file():
+        click.echo(f"mirror: {mirror} (a file, not a folder; set {store.ENV_MIRROR} to the folder holding the files)")
     elif not mirror.is_dir():
         click.echo(f"mirror: {mirror} (MISSING: no such folder; fix {store.ENV_MIRROR})")
     else:

@@ -62,9 +62,10 @@ def _dataset_checksums(names: tuple[str, ...]) -> dict[str, str]:
               help="Also train your own method (a scikit-learn-style class declaring privacy_guarantee) on the same "
                    "splits, seeds and privacy budget; see docs/bring-your-own-method.md (repeatable).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table.")
+@click.option("--debug", is_flag=True, help="Show full tracebacks (and trial failures), as `repro --debug run`.")
 def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backend: str, variant: str | None,
         out: Path | None, force: bool, no_cache: bool, base_seed: int | None, set_: tuple[str, ...],
-        with_: tuple[str, ...], quiet: bool) -> None:
+        with_: tuple[str, ...], quiet: bool, debug: bool) -> None:
     """Run ID (or `all`): trials over grid x seeds, then CSVs, figures and run.json in DIR/ID/PROFILE
     (suffixed for another --variant, --set, --seeds, --base-seed or --with, so a profile's own results are
     never replaced by a different run).
@@ -72,6 +73,8 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
     Completed trials are cached in DIR/.cache, so an interrupted run resumes where it stopped and a
     rerun only recomputes what changed. At the end it prints the paper's values beside ours.
     """
+    if debug:   # the group's error handler reads the shared context object
+        click.get_current_context().ensure_object(dict)["debug"] = True
     specs = _with_user_methods(resolve_ids(ids), with_)
     if base_seed is not None and base_seed < 0:
         raise InvalidParameterError(f"--base-seed must be >= 0 (it seeds numpy's SeedSequence); got {base_seed}")

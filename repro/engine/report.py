@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from repro.engine.cache import atomic_write_text
-from repro.engine.results import ResultBundle, report_hook, verdict_counts
+from repro.engine.results import ResultBundle, honour_umask, report_hook, verdict_counts
 from repro.engine.spec import ExperimentSpec
 from repro.errors import NoResultsError
 
@@ -268,4 +268,5 @@ def write_report(specs: Sequence[ExperimentSpec], out: Path, only: bool = False)
     from repro.engine.spec import load_all
 
     atomic_write_text(path, render_report(bundles, Path(out), keep, dashboard=render_dashboard(load_all(), Path(out))))
+    honour_umask(path)
     return path

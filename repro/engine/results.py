@@ -250,6 +250,14 @@ def draw_figures(bundle: ResultBundle, outdir: Path) -> list[Path]:
         plt.close("all")
 
 
+def honour_umask(path: Path) -> None:
+    """Give ``path`` the mode a plain ``open``/``mkdir`` would (0666/0777 less the umask): the temporary-file
+    helpers create 0600 files and 0700 folders, which collaborators on a shared results folder cannot read."""
+    mask = os.umask(0)
+    os.umask(mask)
+    path.chmod((0o777 if path.is_dir() else 0o666) & ~mask)
+
+
 def write_results(outcome: Any, *, command: str, dataset_sha256: dict[str, str]) -> Path:
     """Write a :class:`~repro.engine.runner.RunOutcome` atomically and draw its figures; return the folder."""
     spec: ExperimentSpec = outcome.spec
@@ -259,6 +267,7 @@ def write_results(outcome: Any, *, command: str, dataset_sha256: dict[str, str])
     clean_stale_partials(final)
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.{os.getpid()}.", suffix=".partial"))
     try:
+        honour_umask(tmp)
         outcome.trials.to_csv(tmp / "trials.csv", index=False)
         outcome.summary.to_csv(tmp / "summary.csv", index=False)
         if outcome.tables:
@@ -295,6 +304,7 @@ def write_results(outcome: Any, *, command: str, dataset_sha256: dict[str, str])
         figures = draw_figures(bundle, tmp)
         run["figures"] = [p.name for p in figures]
         atomic_write_text(tmp / "run.json", json.dumps(run, indent=2, default=str))
+        honour_umask(tmp / "run.json")
         backup = None
         if final.exists():
             backup = final.with_name(f".{final.name}.old")

@@ -975,7 +975,12 @@ def load_all(directory: str | os.PathLike[str] | None = None, *, strict: bool = 
     specs: dict[str, ExperimentSpec] = {}
     names: dict[str, Path] = {}
     skipped: dict[Path, ReproError] = {}
-    for path in sorted(directory.glob("*.toml")):
+    files = sorted(directory.glob("*.toml"))
+    if not files:
+        source = "$REPRO_EXPERIMENTS_DIR" if os.environ.get("REPRO_EXPERIMENTS_DIR") else "the experiments folder"
+        raise ExperimentFileError(f"{directory} ({source}) holds no experiment files (*.toml); set "
+                                  "REPRO_EXPERIMENTS_DIR to the folder holding them, or unset it")
+    for path in files:
         try:
             spec = load_experiment(path)
             for name in (spec.id, *spec.aliases):

@@ -100,3 +100,53 @@ def test_repro_show_has_no_any_value_domain() -> None:
         result = runner.invoke(main, ["show", experiment_id], catch_exceptions=False)
         assert result.exit_code == 0, (experiment_id, result.output)
         assert "any value" not in result.output and "(values as declared)" not in result.output, experiment_id
+
+
+# ---------------------------------------------------------------- the low items of issue #35
+
+
+def test_an_id_in_another_case_is_suggested(toy_env: Path) -> None:
+    result = CliRunner().invoke(main, ["run", "TOY"])
+    assert result.exit_code == 1 and "did you mean 'toy'?" in result.output, result.output
+
+
+def test_debug_is_accepted_after_run_too(toy_env: Path) -> None:
+    result = CliRunner().invoke(main, ["run", "toy", "--debug", "--set", "nope=1"])
+    assert result.exit_code != 0 and "No such option" not in result.output
+    assert "has no parameter 'nope'" in str(result.exception)   # --debug: the error is raised, not one line
+
+
+def test_plot_checks_set_keys(toy_env: Path) -> None:
+    result = CliRunner().invoke(main, ["plot", "toy", "--set", "nope=1"])
+    assert result.exit_code == 1 and "has no parameter 'nope'" in result.output, result.output
+
+
+def test_an_empty_experiments_folder_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REPRO_EXPERIMENTS_DIR", str(tmp_path))
+    result = CliRunner().invoke(main, ["list"])
+    assert result.exit_code == 1 and "holds no experiment files" in result.output, result.output
+
+
+def test_a_mirror_path_that_is_a_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "mirror").write_text("not a folder")
+    monkeypatch.setenv("REPRO_DATA_MIRROR", str(tmp_path / "mirror"))
+    monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("REPRO_OFFLINE", "1")
+    result = CliRunner().invoke(main, ["data", "path", "adult-data"])
+    assert result.exit_code == 1 and "is a file, not a folder" in result.output, result.output
+    assert "does not exist" not in result.output
+
+
+def test_run_folders_run_json_and_report_honour_the_umask(toy_env: Path) -> None:
+    import os
+
+    old = os.umask(0o022)
+    try:
+        assert CliRunner().invoke(main, ["run", "toy", "--quiet"]).exit_code == 0
+        assert CliRunner().invoke(main, ["report"]).exit_code == 0
+    finally:
+        os.umask(old)
+    folder = toy_env / "toy" / "smoke"
+    assert folder.stat().st_mode & 0o777 == 0o755
+    assert (folder / "run.json").stat().st_mode & 0o777 == 0o644
+    assert (toy_env / "REPORT.md").stat().st_mode & 0o777 == 0o644
