@@ -137,11 +137,23 @@ def _overrides_text(run: dict[str, Any]) -> str:
     return " ".join(f"--set {k}={','.join(map(str, v))}" for k, v in sorted(overrides.items()))
 
 
+def _with_text(bundle: ResultBundle) -> str:
+    """``--with`` methods of a run: reference and code hash from ``run.json``; for a run saved before they were
+    recorded, the folder's ``+with-<hash>`` suffix (empty without ``--with``)."""
+    methods = bundle.run.get("with") or []
+    if methods:
+        return " ".join(f"--with {m.get('reference')} (sha256 {str(m.get('sha256'))[:12]})" for m in methods)
+    name = Path(bundle.directory).name
+    return f"--with (run {name.split('+with-', 1)[1]})" if "+with-" in name else ""
+
+
 def run_label(bundle: ResultBundle) -> str:
-    """What tells runs of one experiment apart: profile, variant and ``--set`` overrides."""
+    """What tells runs of one experiment apart: profile, variant, ``--set`` overrides and ``--with`` methods."""
     parts = [f"profile {bundle.profile or '?'}", f"variant {bundle.variant or '?'}"]
     if _overrides_text(bundle.run):
         parts.append(_overrides_text(bundle.run))
+    if _with_text(bundle):
+        parts.append(_with_text(bundle))
     return ", ".join(parts)
 
 

@@ -82,6 +82,19 @@ def run_dir(spec: ExperimentSpec, config: Any, variant: str) -> Path:
                       seeds=seeds, base_seed=base_seed, user_methods=users)
 
 
+def user_method_refs(spec: ExperimentSpec, profile: str) -> list[dict[str, str]]:
+    """The run's ``--with`` methods as ``run.json`` records them: name, reference as shown (never a machine
+    path) and the sha256 of the code, so reports tell runs with different methods apart."""
+    from repro.engine.user_method import resolve
+
+    out = []
+    for cell in spec.expand_cells(profile):
+        if USER_KEY in cell and all(m["key"] != cell[USER_KEY] for m in out):
+            method = resolve(str(cell[USER_KEY]))
+            out.append({"key": method.key, "method": method.name, "reference": method.ref, "sha256": method.sha256})
+    return [{k: v for k, v in m.items() if k != "key"} for m in out]
+
+
 def check_output_dir(out: Path) -> Path:
     """Create ``out`` (and its ``.cache``) and check a file can be written there, before any trial runs.
 
@@ -298,6 +311,7 @@ def write_results(outcome: Any, *, command: str, dataset_sha256: dict[str, str])
             "argv": sys.argv,
             "datasets_sha256": dataset_sha256,
             "experiment_file": spec.path.name if spec.path else None,
+            "with": user_method_refs(spec, config.profile),
         }
         # Figures are drawn from the files just written, exactly as `repro plot` does.
         bundle = ResultBundle(spec, tmp, pd.read_csv(tmp / "trials.csv"), pd.read_csv(tmp / "summary.csv"), run)

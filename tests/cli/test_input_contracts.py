@@ -150,3 +150,21 @@ def test_run_folders_run_json_and_report_honour_the_umask(toy_env: Path) -> None
     assert folder.stat().st_mode & 0o777 == 0o755
     assert (folder / "run.json").stat().st_mode & 0o777 == 0o644
     assert (toy_env / "REPORT.md").stat().st_mode & 0o777 == 0o644
+
+
+def test_report_labels_tell_runs_with_different_methods_apart(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from repro.engine.report import run_label
+    from repro.engine.results import ResultBundle
+
+    spec = load_experiment(ROOT / "tests" / "fixtures" / "experiments" / "toy.toml")
+    base = {"profile": "smoke", "variant": "paper", "overrides": {}}
+    runs = [{**base, "with": [{"method": "A (yours)", "reference": "a.py:A", "sha256": "1" * 64}]},
+            {**base, "with": [{"method": "A (yours)", "reference": "a.py:A", "sha256": "2" * 64}]},
+            {**base, "with": [{"method": "B (yours)", "reference": "b.py:B", "sha256": "1" * 64}]}]
+    labels = {run_label(ResultBundle(spec, tmp_path / f"smoke+with-{i}", pd.DataFrame(), pd.DataFrame(), run))
+              for i, run in enumerate(runs)}
+    assert len(labels) == 3 and all("--with" in label for label in labels), labels
+    old = ResultBundle(spec, tmp_path / "smoke+with-abcd1234", pd.DataFrame(), pd.DataFrame(), base)
+    assert "abcd1234" in run_label(old)   # a run.json written before the methods were recorded
