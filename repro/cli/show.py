@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from repro.engine.citations import resolve as resolve_citations
 from repro.engine.spec import ExperimentSpec, extends_chain, get_experiment, merged_raw
 
 WIDTH = 100
@@ -104,7 +105,7 @@ def show_spec(spec: ExperimentSpec) -> None:
     click.echo(click.style(spec.id, bold=True) + f"  [{spec.kind}]" +
                (f"  (also: {', '.join(spec.aliases)})" if spec.aliases else ""))
     _line(spec.title, 0)
-    for label, value in (("source", f"{spec.document} — {spec.section}"), ("spec", spec.spec),
+    for label, value in (("source", f"{spec.document} — {spec.section}"), ("spec", resolve_citations(spec.spec)),
                          ("reproduces", spec.reproduces), ("computed by", spec.trial), ("file", str(spec.path))):
         _line(f"{label}: {value}")
     if spec.path is not None:
@@ -153,7 +154,7 @@ def show_spec(spec: ExperimentSpec) -> None:
         where = ", ".join([*([r.method] if r.method else []), *(f"{k} = {_fmt(v)}" for k, v in r.setting.items())])
         tol = r.tolerance if r.tolerance is not None else spec.metric(r.metric).tolerance
         _line(f"{r.metric} = {_fmt(r.value)}" + (f" ± {_fmt(tol)}" if tol is not None else "") +
-              (f"  [{where}]" if where else "") + f"  — {r.source}")
+              (f"  [{where}]" if where else "") + f"  — {resolve_citations(r.source)}")
     if spec.expected:
         _line("expected: " + " ".join(spec.expected.split()), 0)
 
@@ -174,4 +175,4 @@ def show(experiment_id: str, as_toml: bool, notes: bool) -> None:
     show_spec(spec)
     if notes and spec.notes:
         click.echo("notes:")
-        click.echo(textwrap.indent(spec.notes.strip(), "  "))
+        click.echo(textwrap.indent(resolve_citations(spec.notes.strip()), "  "))
