@@ -472,6 +472,10 @@ def _kind(v: Any) -> str:
     return "other"
 
 
+#: the bound of an integer domain that declares none: array sizes, loop counts and seeds beyond it fail or never end
+MAX_COUNT = 2**31 - 1
+
+
 def _domain_problem(domain: Any, declared: list[Any], value: Any) -> str:
     """Why ``value`` is outside a parameter's domain (explicit, else inferred), or ''."""
     kind = _kind(value)
@@ -496,6 +500,8 @@ def _domain_problem(domain: Any, declared: list[Any], value: Any) -> str:
             return f"expected a number, got {value!r}"
         if domain.get("integer") and not float(value).is_integer():
             return "expected an integer"
+        if domain.get("integer") and "max" not in domain and "lt" not in domain and abs(value) > MAX_COUNT:
+            return f"must be <= {MAX_COUNT:,} (the largest count, size or seed the code takes)"
         if not math.isfinite(value):
             return "must be a finite number"
         if "min" in domain and value < domain["min"]:
