@@ -63,7 +63,7 @@ def _domain(spec: ExperimentSpec, key: str) -> str:
     text = " ".join([*parts, " and ".join(b for b in (lo, hi) if b)]).strip() or "a number"
     if spec.is_list_param(key):
         text = f"a list of numbers {text}"
-    also = [w for w in dom.get("also", ()) if w]
+    also = [w for w in dom.get("also", ()) if w != ""]
     return text + (f", or {', '.join(_fmt(w) for w in also)}" if also else "")
 
 

@@ -261,7 +261,8 @@ class ExperimentSpec:
         params = dict(self.params)
         params.update(self.profile(profile).params)
         for key, values in (overrides or {}).items():
-            words = self.domains.get(key, {}).get("also", ()) if isinstance(self.domains.get(key), dict) else ()
+            domain = self.domains.get(key)
+            words = [w for w in domain.get("also", ()) if isinstance(w, str)] if isinstance(domain, dict) else []
             if key in params and len(values) == 1 and isinstance(values[0], str) and values[0] in words:
                 params[key] = values[0]   # a named value of a list parameter (lambdas = "released")
             elif key in params and (isinstance(params[key], list) or self.is_list_param(key)):
@@ -335,7 +336,8 @@ class ExperimentSpec:
             typed = self._typed(key, kind, value)
         except ValueError as exc:
             article = "an" if kind[0] in "aeiou" else "a"
-            words = self.domains.get(key, {}).get("also") if isinstance(self.domains.get(key), dict) else None
+            words = [w for w in self.domains[key].get("also", ()) if isinstance(w, str)] \
+                if isinstance(self.domains.get(key), dict) else None
             also = f" or one of {', '.join(_fmt(w) for w in words)}" if words else ""
             raise InvalidParameterError(f"{where} {key}={shown}: {exc} for {self.id!r}; give {article} {kind} value"
                                         f"{also} (`repro show {self.id}` lists the settable keys)") from None
@@ -348,15 +350,18 @@ class ExperimentSpec:
     def _typed(self, key: str, kind: str, value: Any) -> Any:
         """``value`` as ``kind``, or as itself when it is one of the domain's named words (``also``)."""
         domain = self.domains.get(key)
-        if isinstance(domain, dict) and isinstance(value, str) and value.strip() in domain.get("also", ()):
+        words = [w for w in domain.get("also", ()) if isinstance(w, str)] if isinstance(domain, dict) else []
+        if isinstance(value, str) and value.strip() in words:
             return value.strip()
         return _coerce(kind, value)
 
     def domain_problem(self, key: str, value: Any) -> str:
         """Why the typed ``value`` is outside ``key``'s domain (declared, else inferred from the file), or ''."""
         domain = self.domains.get(key)
-        if isinstance(domain, dict) and value in domain.get("also", ()) and isinstance(value, str):
-            return ""
+        if isinstance(domain, dict) and any(_kind(w) == _kind(value) and _same(value, w) or
+                                            {_kind(w), _kind(value)} <= {"int", "float"} and _same(value, w)
+                                            for w in domain.get("also", ())):
+            return ""   # a value allowed besides the range (lambdas = "released", subsample = 0)
         if isinstance(domain, dict) and "values_of" in domain:
             allowed = list(dict.fromkeys(str(v) for v in self.declared_values(domain["values_of"])))
             if str(value) not in allowed:
@@ -924,7 +929,7 @@ def _parse_domains(path: Path, domains: Mapping[str, Any]) -> dict[str, Any]:
     """``[domains]``: per parameter, an array of allowed values, ``"path"`` (a file or folder, checked by the
     study when it is used), or a table: numeric with ``min``/``max`` (inclusive), ``gt``/``lt`` (strict) and
     ``integer`` (issue #24 item 2), or ``rational`` (exact text such as ``1/10``; ``unit_fraction``: 1/k only);
-    ``also``: named words allowed besides the numbers (``lambdas``'s ``"released"``); ``values_of = "method"``:
+    ``also``: words or numbers allowed besides the range (``lambdas``'s ``"released"``, ``subsample``'s 0); ``values_of = "method"``:
     the values the file declares for another key (``only_method`` takes the result's method names).
     There is no "any value" domain (issue #35)."""
     for key, dom in domains.items():
@@ -935,8 +940,9 @@ def _parse_domains(path: Path, domains: Mapping[str, Any]) -> dict[str, Any]:
             if not dom:
                 raise _err(path, f"domains.{key}", "an empty table allows nothing; give min/max/gt/lt/integer")
             _check_keys(path, f"domains.{key}.", dom, _DOMAIN_KEYS)
-            if not all(isinstance(w, str) for w in dom.get("also", ())):
-                raise _err(path, f"domains.{key}.also", "must be an array of strings (words allowed besides numbers)")
+            if not all(isinstance(w, (str, int, float)) and not isinstance(w, bool) for w in dom.get("also", ())):
+                raise _err(path, f"domains.{key}.also", "must be an array of words or numbers allowed besides the "
+                           "range (e.g. [\"released\"] or [0])")
             lower = [dom[k] for k in ("min", "gt") if k in dom]
             upper = [dom[k] for k in ("max", "lt") if k in dom]
             if "min" in dom and "gt" in dom or "max" in dom and "lt" in dom:

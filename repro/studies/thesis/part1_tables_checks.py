@@ -10,23 +10,15 @@ from typing import Any
 
 from repro.errors import InvalidParameterError
 
-__all__ = ["MIN_SUBSAMPLE", "check_plan"]
-
-#: the fewest rows ``subsample`` may keep: the 75/25 split, then 2/3–1/3 of the training part, each needs
-#: both classes and both groups and a non-constant numeric column to standardise (0 keeps every row)
-MIN_SUBSAMPLE = 500
+__all__ = ["check_plan"]
 
 
 def check_plan(params: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Refuse ``only_method`` naming no method of the run's cells and a ``subsample`` too small to split."""
+    """Refuse ``only_method`` naming no method of the run's cells (its domain, the file's method names, may name
+    a method another profile lists); ``subsample``'s floor is its domain (experiments/_base/thesis-part1.toml)."""
     only = str(params.get("only_method", ""))
     methods = list(dict.fromkeys(str(c.get("method", "")) for c in cells))
     if only and only not in methods:
         raise InvalidParameterError(f"--set only_method={only}: no cell of this run has that method; this run's "
                                     f"methods: {', '.join(methods)}")
-    subsample = int(params.get("subsample", 0))
-    if 0 < subsample < MIN_SUBSAMPLE:
-        raise InvalidParameterError(f"--set subsample={subsample}: the splits need at least {MIN_SUBSAMPLE} rows "
-                                    "(75/25, then 2/3-1/3 of the training part, each with both classes and groups); "
-                                    f"give subsample >= {MIN_SUBSAMPLE}, or 0 for every row")
     return {}
