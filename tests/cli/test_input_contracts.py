@@ -168,3 +168,12 @@ def test_report_labels_tell_runs_with_different_methods_apart(tmp_path: Path) ->
     assert len(labels) == 3 and all("--with" in label for label in labels), labels
     old = ResultBundle(spec, tmp_path / "smoke+with-abcd1234", pd.DataFrame(), pd.DataFrame(), base)
     assert "abcd1234" in run_label(old)   # a run.json written before the methods were recorded
+
+
+def test_thesis_keys_without_effect_under_the_variant_or_cells_are_named() -> None:
+    from repro.studies.thesis.part1_tables_checks import check_plan
+
+    cells = [{"method": "Algorithm 2"}, {"method": "DP-FERMI", "lambda": 0.5}]
+    inert = check_plan({"only_method": "", "variant": "calibrated"}, cells)
+    assert set(inert) == {"thesis_sigma", "strict_clip_norm"}
+    assert "thesis_sigma" not in check_plan({"only_method": "", "variant": "thesis-sigma"}, cells)
