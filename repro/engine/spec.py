@@ -297,11 +297,12 @@ class ExperimentSpec:
         return values
 
     def param_type(self, key: str) -> str:
-        """The declared type of ``key``: ``int``, ``float``, ``bool``, ``str`` or ``any`` (kept as given).
+        """The declared type of ``key``: ``int``, ``float``, ``bool``, ``str`` or ``any`` (kept as given: a value
+        the file gives in no one kind, such as a list of pairs).
 
         From the ``[domains]`` entry when there is one (a table: ``float``, or ``int`` with
-        ``integer = true``, ``rational``: exact text such as ``1/10`` with ``rational = true``; an array: the
-        kind of its values; ``"any"``), else from the values the
+        ``integer = true``, ``rational``: exact text such as ``1/10`` with ``rational = true``; ``values_of`` and
+        ``"path"``: ``str``; an array: the kind of its values), else from the values the
         file declares for the key (all integers: ``int``; numbers with a float among them: ``float``).
         """
         domain = self.domains.get(key)

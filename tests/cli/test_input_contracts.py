@@ -73,6 +73,10 @@ def test_a_key_without_effect_warns_and_makes_no_folder(tmp_path: Path, caplog) 
     import json
     run = json.loads((tmp_path / "bandit-regret" / plain[0] / "run.json").read_text())
     assert set(run["overrides"]) == {"T"}
+    # `repro plot` with the same flags finds that folder
+    plot = CliRunner().invoke(main, ["plot", "bandit-regret", "--out", str(tmp_path), "--set", "acs_dir=/nonexistent-folder",
+                                     "--set", "T=3"], catch_exceptions=False)
+    assert plot.exit_code == 0, plot.output
 
 
 def test_grid_values_outside_the_files_own_domains_fail_at_load(tmp_path: Path) -> None:
