@@ -66,12 +66,16 @@ def parse_set(items: Sequence[str]) -> dict[str, list[str]]:
     for item in items:
         key, eq, raw = item.partition("=")
         key = key.strip()
+        shown = item if item.isprintable() else repr(item)   # one line, whatever was typed
         if not eq or not key:
             raise InvalidParameterError(f"--set expects KEY=VALUE[,VALUE...]; got {item!r}")
+        if not key.isidentifier():
+            raise InvalidParameterError(f"--set {key!r}: a key is a parameter name such as epsilon; `repro show ID` "
+                                        "lists them")
         values = [v.strip() for v in raw.split(",")]
         if any(v == "" for v in values):
             raise InvalidParameterError(
-                f"--set {item}: an empty value; give KEY=V1,V2 with no empty item (e.g. --set {key}=1,3)")
+                f"--set {shown}: an empty value; give KEY=V1,V2 with no empty item (e.g. --set {key}=1,3)")
         if key in out:
             raise InvalidParameterError(
                 f"--set {key} is given twice; give it once with every value, e.g. --set {key}=V1,V2")

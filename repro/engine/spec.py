@@ -330,7 +330,7 @@ class ExperimentSpec:
             One line naming the key, the value and the fix.
         """
         kind = self.param_type(key)
-        shown = value if isinstance(value, str) else _fmt(value)
+        shown = (value if value.isprintable() else repr(value)) if isinstance(value, str) else _fmt(value)
         if isinstance(value, str) and self.is_list_param(key):   # `--set lambdas=[0,10]` spells the list too
             value = value.strip().removeprefix("[").removesuffix("]")
         try:

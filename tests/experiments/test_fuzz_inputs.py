@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from repro.cli import main
 from repro.cli._common import parse_set
-from repro.engine.runner import RunConfig, plan_size, plan_trials
+from repro.engine.runner import RunConfig, check_plan, plan_size, plan_trials
 from repro.engine.spec import ExperimentSpec, load_all
 from repro.errors import ReproError
 
@@ -37,7 +37,8 @@ CHEAP = ("compat-impossibility", "compat-sample-complexity")
 
 HOSTILE = ["-1", "0", "-0", "1e-300", "1e308", "1e400", "99999999999999999999", "-99999999999999999999", "nan",
            "inf", "-inf", "0.5", "1/2", "1/0", "true", "false", "abc", "ü", "日本語", "🙂", "\u200b", " ", "",
-           "[", "]", "[0]", "{}", "None", "null", "0x10", "1_000", "../..", "/nonexistent", "a" * 300, "1,1", "1,,2"]
+           "[", "]", "[0]", "{}", "None", "null", "0x10", "1_000", "../..", "/nonexistent", "a" * 300, "1,1", "1,,2",
+           "a\nb", "\t", "1\n"]
 SEEDS = [None, 1, 2, 0, -1, 10**6, 10**20]
 
 
@@ -55,7 +56,7 @@ def _declared(spec: ExperimentSpec) -> dict[str, list[str]]:
 
 def _draws(spec: ExperimentSpec) -> st.SearchStrategy[tuple[list[str], int | None]]:
     declared = _declared(spec)
-    keys = st.sampled_from([*declared, "nope", "EPSILON", "ε", ""])
+    keys = st.sampled_from([*declared, "nope", "EPSILON", "ε", "", "a b", "x\ny"])
 
     def values(key: str) -> st.SearchStrategy[str]:
         own = declared.get(key, ["1"])
@@ -66,11 +67,22 @@ def _draws(spec: ExperimentSpec) -> st.SearchStrategy[tuple[list[str], int | Non
     return st.tuples(st.lists(item, max_size=3), st.sampled_from(SEEDS))
 
 
+#: above this many trials a draw's plan is checked (size, values, the study's checks) but not built: building
+#: 1,000,000 trials (the limit) takes about a minute, which a fuzz budget cannot spend on one example
+BUILD_AT_MOST = 20_000
+
+
 def check_before_trials(spec: ExperimentSpec, items: list[str], seeds: int | None) -> None:
     """What `repro run` checks before its first trial (cli/run.py), for one draw."""
     config = RunConfig(profile="smoke", seeds=seeds, overrides=parse_set(items), use_cache=False)
-    plan_size(spec, config)
-    plan_trials(spec, config)
+    total, _, _ = plan_size(spec, config)
+    if total <= BUILD_AT_MOST:
+        plan_trials(spec, config)
+    else:
+        spec.check_variant(config.variant)
+        overrides = spec.coerce_overrides(config.overrides)
+        spec.fixed_params(config.profile, overrides)
+        check_plan(spec, config)
 
 
 def _probe(spec: ExperimentSpec, items: list[str], seeds: int | None) -> bool:
