@@ -141,6 +141,12 @@ def plan_size(spec: ExperimentSpec, config: RunConfig) -> tuple[int, int, int]:
     InvalidParameterError
         When the count exceeds :data:`MAX_TRIALS`: one line with the count and the limit.
     """
+    settable = spec.settable_keys(config.profile)
+    for key in config.overrides:   # an unknown key first: its values have no type to check
+        if key not in settable:
+            raise InvalidParameterError(
+                f"--set {key}: {spec.id!r} has no parameter {key!r}; settable: {', '.join(sorted(settable))}"
+            )
     overrides = spec.coerce_overrides(config.overrides)
     n_cells = len(spec.expand_cells(config.profile, overrides))
     n_seeds = config.seeds or spec.profile(config.profile).seeds
@@ -195,14 +201,8 @@ def plan_trials(spec: ExperimentSpec, config: RunConfig) -> list[TrialTask]:
     :class:`TrialKey` is the single source of its seed, its cache key and its summary group.
     """
     variant = spec.check_variant(config.variant)
-    settable = spec.settable_keys(config.profile)
-    for key in config.overrides:
-        if key not in settable:
-            raise InvalidParameterError(
-                f"--set {key}: {spec.id!r} has no parameter {key!r}; settable: {', '.join(sorted(settable))}"
-            )
+    plan_size(spec, config)   # unknown keys, typed values, the trial count
     overrides = spec.coerce_overrides(config.overrides)
-    plan_size(spec, config)
     check_plan(spec, config)
     fixed = spec.fixed_params(config.profile, overrides)
     cells = spec.expand_cells(config.profile, overrides)

@@ -549,8 +549,8 @@ def format_setting(params: Mapping[str, Any]) -> str:
 
 
 def _fmt(v: Any) -> str:
-    if v == "":
-        return '""'
+    if isinstance(v, str) and (v == "" or not v.isprintable()):
+        return repr(v) if v else '""'   # one line, whatever was typed
     if isinstance(v, float):
         return repr(v) if not v.is_integer() else repr(v)
     if isinstance(v, (list, tuple)):
