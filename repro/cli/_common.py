@@ -11,12 +11,20 @@ import click
 from repro.engine.spec import PROFILES, ExperimentSpec, get_experiment, load_all
 from repro.errors import InvalidParameterError
 
-__all__ = ["out_option", "parse_set", "profile_option", "resolve_ids", "results_root", "variant_option"]
+__all__ = ["check_mirror", "out_option", "parse_set", "profile_option", "resolve_ids", "results_root", "variant_option"]
 
 
 def results_root() -> Path:
     """``$REPRO_RESULTS_DIR``, or ``./results`` when it is unset or empty."""
     return Path(os.environ.get("REPRO_RESULTS_DIR") or "results")
+
+
+def check_mirror() -> None:
+    """Refuse, in one line, a ``$REPRO_DATA_MIRROR`` that names a file (it is read as a folder of data files)."""
+    raw = os.environ.get("REPRO_DATA_MIRROR")
+    if raw and Path(raw).expanduser().is_file():
+        raise InvalidParameterError(f"REPRO_DATA_MIRROR={raw} is a file, not a folder; set it to the folder holding "
+                                    "the data files, or unset it")
 
 
 def _check_out(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:

@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING
 import click
 
 from repro.cli import progress as run_progress
-from repro.cli._common import out_option, parse_set, profile_option, resolve_ids, results_root, variant_option
+from repro.cli._common import (
+    check_mirror,
+    out_option,
+    parse_set,
+    profile_option,
+    resolve_ids,
+    results_root,
+    variant_option,
+)
 from repro.engine.report import comparison_rows, format_text, smoke_verdicts_shown, verdict_counts
 from repro.engine.results import check_output_dir, write_results
 from repro.engine.runner import BACKENDS, RunConfig, plan_size, plan_trials, run_experiment
@@ -86,6 +94,7 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         from repro.datasets.store import check_data_dir
 
         check_data_dir()
+        check_mirror()
     configs = _per_result_configs(specs, config, run_all="all" in ids)
     for spec, spec_config in zip(specs, configs, strict=True):  # validate everything (variant, --set) before running anything
         _plan_with_feedback(spec, spec_config, quiet)

@@ -273,9 +273,6 @@ def fetch(source: str | RawSource, *, progress: ProgressCallback | None = None) 
 def _unavailable_message(src: RawSource, dest: Path, mirror: Path | None, cause: str = "") -> str:
     if mirror is None:
         mirror_state = f"{ENV_MIRROR} is not set"
-    elif (mirror_dir() or mirror.parent).is_file():
-        mirror_state = (f"the mirror path {mirror_dir()} ({ENV_MIRROR}) is a file, not a folder; set it to the "
-                        "folder holding the data files")
     elif not (mirror_dir() or mirror.parent).is_dir():
         mirror_state = f"the mirror folder {mirror_dir()} ({ENV_MIRROR}) does not exist"
     else:
