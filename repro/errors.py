@@ -81,7 +81,8 @@ def suggest(name: str, valid: Iterable[str], *, what: str, listed: int | None = 
     aliases), so the "see all N" hint matches what the user will count.
     """
     valid = sorted(valid)
-    close = difflib.get_close_matches(name, valid, n=3, cutoff=0.5)
+    folded = [v for v in valid if v.casefold() == name.casefold()]   # THESIS-TABLE-3.1: the same id, other case
+    close = folded or difflib.get_close_matches(name, valid, n=3, cutoff=0.5)
     if close:
         hint = "did you mean " + " or ".join(repr(c) for c in close) + "?"
     elif len(valid) <= 12:

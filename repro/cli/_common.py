@@ -11,12 +11,20 @@ import click
 from repro.engine.spec import PROFILES, ExperimentSpec, get_experiment, load_all
 from repro.errors import InvalidParameterError
 
-__all__ = ["out_option", "parse_set", "profile_option", "resolve_ids", "results_root", "variant_option"]
+__all__ = ["check_mirror", "out_option", "parse_set", "profile_option", "resolve_ids", "results_root", "variant_option"]
 
 
 def results_root() -> Path:
     """``$REPRO_RESULTS_DIR``, or ``./results`` when it is unset or empty."""
     return Path(os.environ.get("REPRO_RESULTS_DIR") or "results")
+
+
+def check_mirror() -> None:
+    """Refuse, in one line, a ``$REPRO_DATA_MIRROR`` that names a file (it is read as a folder of data files)."""
+    raw = os.environ.get("REPRO_DATA_MIRROR")
+    if raw and Path(raw).expanduser().is_file():
+        raise InvalidParameterError(f"REPRO_DATA_MIRROR={raw} is a file, not a folder; set it to the folder holding "
+                                    "the data files, or unset it")
 
 
 def _check_out(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
@@ -66,12 +74,16 @@ def parse_set(items: Sequence[str]) -> dict[str, list[str]]:
     for item in items:
         key, eq, raw = item.partition("=")
         key = key.strip()
+        shown = item if item.isprintable() else repr(item)   # one line, whatever was typed
         if not eq or not key:
             raise InvalidParameterError(f"--set expects KEY=VALUE[,VALUE...]; got {item!r}")
+        if not key.isidentifier():
+            raise InvalidParameterError(f"--set {key!r}: a key is a parameter name such as epsilon; `repro show ID` "
+                                        "lists them")
         values = [v.strip() for v in raw.split(",")]
         if any(v == "" for v in values):
             raise InvalidParameterError(
-                f"--set {item}: an empty value; give KEY=V1,V2 with no empty item (e.g. --set {key}=1,3)")
+                f"--set {shown}: an empty value; give KEY=V1,V2 with no empty item (e.g. --set {key}=1,3)")
         if key in out:
             raise InvalidParameterError(
                 f"--set {key} is given twice; give it once with every value, e.g. --set {key}=V1,V2")

@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 
+from repro.cli._common import check_mirror
 from repro.datasets import store
 from repro.datasets.sources import SOURCES, RawSource, get_source
 from repro.errors import ChecksumMismatchError, DataUnavailableError, ReproError
@@ -126,12 +127,15 @@ def _fetch_with_bar(src: RawSource) -> Path:
 
 
 @click.group(name="data")
-def data() -> None:
+@click.pass_context
+def data(ctx: click.Context) -> None:
     """List, fetch, verify, locate and export the data files (raw and the authors' rebuilt files).
 
     Files are cached in $REPRO_DATA_DIR (default ./data). They are copied from the mirror folder
     $REPRO_DATA_MIRROR if set, else downloaded from their canonical URL unless $REPRO_OFFLINE=1.
     """
+    if ctx.invoked_subcommand != "list":   # `data list` shows the mirror's state instead
+        check_mirror()
 
 
 @data.command(name="list")
@@ -159,6 +163,8 @@ def list_cmd() -> None:
     click.echo(f"\ncache: {store.data_dir()}")
     if mirror is None:
         click.echo(f"mirror: (unset; set {store.ENV_MIRROR}, e.g. {store.MIRROR_EXAMPLE})")
+    elif mirror.is_file():
+        click.echo(f"mirror: {mirror} (a file, not a folder; set {store.ENV_MIRROR} to the folder holding the files)")
     elif not mirror.is_dir():
         click.echo(f"mirror: {mirror} (MISSING: no such folder; fix {store.ENV_MIRROR})")
     else:

@@ -9,7 +9,8 @@ import click
 
 from repro.cli._common import out_option, parse_set, profile_option, resolve_ids, results_root, variant_option
 from repro.engine.results import ResultBundle, draw_figures, result_dir
-from repro.errors import NoResultsError
+from repro.engine.runner import RunConfig, drop_inert_overrides
+from repro.errors import InvalidParameterError, NoResultsError
 
 
 @click.command("plot")
@@ -25,7 +26,14 @@ def plot(ids: tuple[str, ...], profile: str, variant: str | None, out: Path | No
     overrides = parse_set(set_)
     for spec in resolve_ids(ids):
         chosen = spec.check_variant(variant)
+        settable = spec.settable_keys(profile)
+        for key in overrides:   # as `repro run` checks them: an unknown key names no run
+            if key not in settable:
+                raise InvalidParameterError(f"--set {key}: {spec.id!r} has no parameter {key!r}; settable: "
+                                            f"{', '.join(sorted(settable))}")
         typed = spec.coerce_overrides(overrides)
+        # a key without effect made no folder of its own (repro run dropped it, with a warning): find the run's
+        typed = dict(drop_inert_overrides(spec, RunConfig(profile=profile, variant=chosen, overrides=typed)).overrides)
         directory = result_dir(root, spec.id, profile, chosen, spec.default_variant, typed)
         if not (directory / "run.json").exists():   # name the run that makes this folder, flags included
             flags = [*([f"--profile {profile}"] if profile != "smoke" else []),

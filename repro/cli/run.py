@@ -13,10 +13,18 @@ from typing import TYPE_CHECKING
 import click
 
 from repro.cli import progress as run_progress
-from repro.cli._common import out_option, parse_set, profile_option, resolve_ids, results_root, variant_option
+from repro.cli._common import (
+    check_mirror,
+    out_option,
+    parse_set,
+    profile_option,
+    resolve_ids,
+    results_root,
+    variant_option,
+)
 from repro.engine.report import comparison_rows, format_text, smoke_verdicts_shown, verdict_counts
 from repro.engine.results import check_output_dir, write_results
-from repro.engine.runner import BACKENDS, RunConfig, plan_trials, run_experiment
+from repro.engine.runner import BACKENDS, RunConfig, plan_size, plan_trials, run_experiment
 from repro.engine.spec import ExperimentSpec
 from repro.engine.user_method import USER_KEY, load_user_method, with_user_method
 from repro.errors import InvalidParameterError
@@ -62,9 +70,10 @@ def _dataset_checksums(names: tuple[str, ...]) -> dict[str, str]:
               help="Also train your own method (a scikit-learn-style class declaring privacy_guarantee) on the same "
                    "splits, seeds and privacy budget; see docs/bring-your-own-method.md (repeatable).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table.")
+@click.option("--debug", is_flag=True, help="Show full tracebacks (and trial failures), as `repro --debug run`.")
 def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backend: str, variant: str | None,
         out: Path | None, force: bool, no_cache: bool, base_seed: int | None, set_: tuple[str, ...],
-        with_: tuple[str, ...], quiet: bool) -> None:
+        with_: tuple[str, ...], quiet: bool, debug: bool) -> None:
     """Run ID (or `all`): trials over grid x seeds, then CSVs, figures and run.json in DIR/ID/PROFILE
     (suffixed for another --variant, --set, --seeds, --base-seed or --with, so a profile's own results are
     never replaced by a different run).
@@ -72,6 +81,8 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
     Completed trials are cached in DIR/.cache, so an interrupted run resumes where it stopped and a
     rerun only recomputes what changed. At the end it prints the paper's values beside ours.
     """
+    if debug:   # the group's error handler reads the shared context object
+        click.get_current_context().ensure_object(dict)["debug"] = True
     specs = _with_user_methods(resolve_ids(ids), with_)
     if base_seed is not None and base_seed < 0:
         raise InvalidParameterError(f"--base-seed must be >= 0 (it seeds numpy's SeedSequence); got {base_seed}")
@@ -83,6 +94,7 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         from repro.datasets.store import check_data_dir
 
         check_data_dir()
+        check_mirror()
     configs = _per_result_configs(specs, config, run_all="all" in ids)
     for spec, spec_config in zip(specs, configs, strict=True):  # validate everything (variant, --set) before running anything
         _plan_with_feedback(spec, spec_config, quiet)
@@ -193,9 +205,7 @@ def _with_user_methods(specs: list[ExperimentSpec], refs: tuple[str, ...]) -> li
 
 def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) -> None:
     """Validate ``spec`` under ``config`` by planning it; announce a plan large enough to take a while."""
-    n_cells = len(spec.expand_cells(config.profile, spec.coerce_overrides(config.overrides)))
-    n_seeds = config.seeds or spec.profile(config.profile).seeds
-    total = n_cells * n_seeds
+    total, n_cells, n_seeds = plan_size(spec, config)   # refused in one line when it cannot fit
     large = total > PLAN_WARN_TRIALS
     if large:
         click.echo(f"{spec.id}: planning {total:,} trials ({n_cells:,} cells x {n_seeds:,} seeds); "

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from repro.engine.citations import resolve as resolve_citations
 from repro.engine.spec import ExperimentSpec, extends_chain, get_experiment, merged_raw
 
 WIDTH = 100
@@ -33,16 +34,24 @@ def _fmt(value: Any) -> str:
 
 
 def _domain(spec: ExperimentSpec, key: str) -> str:
+    """``key``'s domain in words: its ``[domains]`` entry, else what the file's values imply (never "any")."""
     dom = spec.domains.get(key)
     if dom is None:
-        declared = list(dict.fromkeys(spec.declared_values(key)))
+        declared = spec.declared_values(key)
         if declared and all(isinstance(d, str) for d in declared):   # the declared names are the domain
-            return "one of " + ", ".join(_fmt(d) for d in declared)
-        return "(values as declared)"
-    if dom == "any":
-        return "any value"
+            return "one of " + ", ".join(_fmt(d) for d in dict.fromkeys(declared))
+        kind = spec.param_type(key)
+        words = {"bool": "true or false", "int": "an integer", "float": "a finite number"}
+        if kind in words:
+            return words[kind]
+        return "a list, as in the file" if spec.is_list_param(key) else "as declared in the file"
+    if dom == "path":
+        return "a path (checked when the run uses it)"
     if isinstance(dom, list):
         return "one of " + ", ".join(_fmt(d) for d in dom)
+    if "values_of" in dom:
+        names = ", ".join(dict.fromkeys(str(v) for v in spec.declared_values(dom["values_of"])))
+        return f"one of the result's {dom['values_of']}s: {names}"
     parts = ["rational"] if dom.get("rational") else ["integer"] if dom.get("integer") else []
     if dom.get("unit_fraction"):
         parts.append("1/k,")
@@ -51,7 +60,11 @@ def _domain(spec: ExperimentSpec, key: str) -> str:
 
     lo = f">= {bound(dom['min'])}" if "min" in dom else f"> {bound(dom['gt'])}" if "gt" in dom else ""
     hi = f"<= {bound(dom['max'])}" if "max" in dom else f"< {bound(dom['lt'])}" if "lt" in dom else ""
-    return " ".join([*parts, " and ".join(b for b in (lo, hi) if b)]).strip() or "a number"
+    text = " ".join([*parts, " and ".join(b for b in (lo, hi) if b)]).strip() or "a number"
+    if spec.is_list_param(key):
+        text = f"a list of numbers {text}"
+    also = [w for w in dom.get("also", ()) if w != ""]
+    return text + (f", or {', '.join(_fmt(w) for w in also)}" if also else "")
 
 
 def _line(text: str, indent: int = 2) -> None:
@@ -92,7 +105,7 @@ def show_spec(spec: ExperimentSpec) -> None:
     click.echo(click.style(spec.id, bold=True) + f"  [{spec.kind}]" +
                (f"  (also: {', '.join(spec.aliases)})" if spec.aliases else ""))
     _line(spec.title, 0)
-    for label, value in (("source", f"{spec.document} — {spec.section}"), ("spec", spec.spec),
+    for label, value in (("source", f"{spec.document} — {spec.section}"), ("spec", resolve_citations(spec.spec)),
                          ("reproduces", spec.reproduces), ("computed by", spec.trial), ("file", str(spec.path))):
         _line(f"{label}: {value}")
     if spec.path is not None:
@@ -141,7 +154,7 @@ def show_spec(spec: ExperimentSpec) -> None:
         where = ", ".join([*([r.method] if r.method else []), *(f"{k} = {_fmt(v)}" for k, v in r.setting.items())])
         tol = r.tolerance if r.tolerance is not None else spec.metric(r.metric).tolerance
         _line(f"{r.metric} = {_fmt(r.value)}" + (f" ± {_fmt(tol)}" if tol is not None else "") +
-              (f"  [{where}]" if where else "") + f"  — {r.source}")
+              (f"  [{where}]" if where else "") + f"  — {resolve_citations(r.source)}")
     if spec.expected:
         _line("expected: " + " ".join(spec.expected.split()), 0)
 
@@ -162,4 +175,4 @@ def show(experiment_id: str, as_toml: bool, notes: bool) -> None:
     show_spec(spec)
     if notes and spec.notes:
         click.echo("notes:")
-        click.echo(textwrap.indent(spec.notes.strip(), "  "))
+        click.echo(textwrap.indent(resolve_citations(spec.notes.strip()), "  "))

@@ -11,7 +11,8 @@ from typing import Any
 import pandas as pd
 
 from repro.engine.cache import atomic_write_text
-from repro.engine.results import ResultBundle, report_hook, verdict_counts
+from repro.engine.citations import resolve as resolve_citations
+from repro.engine.results import ResultBundle, honour_umask, report_hook, verdict_counts
 from repro.engine.spec import ExperimentSpec
 from repro.errors import NoResultsError
 
@@ -137,11 +138,23 @@ def _overrides_text(run: dict[str, Any]) -> str:
     return " ".join(f"--set {k}={','.join(map(str, v))}" for k, v in sorted(overrides.items()))
 
 
+def _with_text(bundle: ResultBundle) -> str:
+    """``--with`` methods of a run: reference and code hash from ``run.json``; for a run saved before they were
+    recorded, the folder's ``+with-<hash>`` suffix (empty without ``--with``)."""
+    methods = bundle.run.get("with") or []
+    if methods:
+        return " ".join(f"--with {m.get('reference')} (sha256 {str(m.get('sha256'))[:12]})" for m in methods)
+    name = Path(bundle.directory).name
+    return f"--with (run {name.split('+with-', 1)[1]})" if "+with-" in name else ""
+
+
 def run_label(bundle: ResultBundle) -> str:
-    """What tells runs of one experiment apart: profile, variant and ``--set`` overrides."""
+    """What tells runs of one experiment apart: profile, variant, ``--set`` overrides and ``--with`` methods."""
     parts = [f"profile {bundle.profile or '?'}", f"variant {bundle.variant or '?'}"]
     if _overrides_text(bundle.run):
         parts.append(_overrides_text(bundle.run))
+    if _with_text(bundle):
+        parts.append(_with_text(bundle))
     return ", ".join(parts)
 
 
@@ -160,7 +173,7 @@ def render_bundle(bundle: ResultBundle, relative_to: Path) -> str:
     key = section_key(bundle)
     lines = [f"{SECTION_MARK}{key} -->", f'<a id="{anchor(key)}"></a>', "",
              f"## {spec.id} ({run_label(bundle)}) — {spec.title}", ""]
-    lines += [f"- **Source:** {spec.document}, {spec.section} (spec: `{spec.spec}`)",
+    lines += [f"- **Source:** {spec.document}, {spec.section} (spec: `{resolve_citations(spec.spec)}`)",
               f"- **Reproduces:** {spec.reproduces}",
               f"- **Run:** profile `{run.get('profile')}`, variant `{run.get('variant')}`, "
               f"{run.get('seeds')} seed(s), {run.get('n_trials')} trials ({run.get('n_cached')} from cache), "
@@ -184,13 +197,14 @@ def render_bundle(bundle: ResultBundle, relative_to: Path) -> str:
         lines += [format_markdown(rows), ""]
     sources = bundle.summary.dropna(subset=["paper_source"]) if "paper_source" in bundle.summary else None
     if sources is not None and not sources.empty:
-        lines.append("Paper values: " + "; ".join(sorted(set(sources["paper_source"].astype(str)))) + ".")
+        lines.append("Paper values: " + "; ".join(sorted(set(sources["paper_source"].astype(str).map(
+            resolve_citations)))) + ".")
         lines.append("")
     hook = report_hook(spec, "report_markdown")
     if hook is not None:
         lines += [hook(bundle).strip(), ""]
     if spec.notes.strip():
-        lines += ["**Notes.** " + spec.notes.strip(), ""]
+        lines += ["**Notes.** " + resolve_citations(spec.notes.strip()), ""]
     figures = bundle.figures()
     if figures:
         lines.append("Figures: " + ", ".join(
@@ -267,5 +281,7 @@ def write_report(specs: Sequence[ExperimentSpec], out: Path, only: bool = False)
     from repro.engine.fidelity import render_dashboard
     from repro.engine.spec import load_all
 
-    atomic_write_text(path, render_report(bundles, Path(out), keep, dashboard=render_dashboard(load_all(), Path(out))))
+    text = render_report(bundles, Path(out), keep, dashboard=render_dashboard(load_all(), Path(out)))
+    atomic_write_text(path, resolve_citations(text))   # the study texts' spec citations too
+    honour_umask(path)
     return path

@@ -82,6 +82,19 @@ def run_dir(spec: ExperimentSpec, config: Any, variant: str) -> Path:
                       seeds=seeds, base_seed=base_seed, user_methods=users)
 
 
+def user_method_refs(spec: ExperimentSpec, profile: str) -> list[dict[str, str]]:
+    """The run's ``--with`` methods as ``run.json`` records them: name, reference as shown (never a machine
+    path) and the sha256 of the code, so reports tell runs with different methods apart."""
+    from repro.engine.user_method import resolve
+
+    out = []
+    for cell in spec.expand_cells(profile):
+        if USER_KEY in cell and all(m["key"] != cell[USER_KEY] for m in out):
+            method = resolve(str(cell[USER_KEY]))
+            out.append({"key": method.key, "method": method.name, "reference": method.ref, "sha256": method.sha256})
+    return [{k: v for k, v in m.items() if k != "key"} for m in out]
+
+
 def check_output_dir(out: Path) -> Path:
     """Create ``out`` (and its ``.cache``) and check a file can be written there, before any trial runs.
 
@@ -250,6 +263,14 @@ def draw_figures(bundle: ResultBundle, outdir: Path) -> list[Path]:
         plt.close("all")
 
 
+def honour_umask(path: Path) -> None:
+    """Give ``path`` the mode a plain ``open``/``mkdir`` would (0666/0777 less the umask): the temporary-file
+    helpers create 0600 files and 0700 folders, which collaborators on a shared results folder cannot read."""
+    mask = os.umask(0)
+    os.umask(mask)
+    path.chmod((0o777 if path.is_dir() else 0o666) & ~mask)
+
+
 def write_results(outcome: Any, *, command: str, dataset_sha256: dict[str, str]) -> Path:
     """Write a :class:`~repro.engine.runner.RunOutcome` atomically and draw its figures; return the folder."""
     spec: ExperimentSpec = outcome.spec
@@ -259,6 +280,7 @@ def write_results(outcome: Any, *, command: str, dataset_sha256: dict[str, str])
     clean_stale_partials(final)
     tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.{os.getpid()}.", suffix=".partial"))
     try:
+        honour_umask(tmp)
         outcome.trials.to_csv(tmp / "trials.csv", index=False)
         outcome.summary.to_csv(tmp / "summary.csv", index=False)
         if outcome.tables:
@@ -289,12 +311,14 @@ def write_results(outcome: Any, *, command: str, dataset_sha256: dict[str, str])
             "argv": sys.argv,
             "datasets_sha256": dataset_sha256,
             "experiment_file": spec.path.name if spec.path else None,
+            "with": user_method_refs(spec, config.profile),
         }
         # Figures are drawn from the files just written, exactly as `repro plot` does.
         bundle = ResultBundle(spec, tmp, pd.read_csv(tmp / "trials.csv"), pd.read_csv(tmp / "summary.csv"), run)
         figures = draw_figures(bundle, tmp)
         run["figures"] = [p.name for p in figures]
         atomic_write_text(tmp / "run.json", json.dumps(run, indent=2, default=str))
+        honour_umask(tmp / "run.json")
         backup = None
         if final.exists():
             backup = final.with_name(f".{final.name}.old")

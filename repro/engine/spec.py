@@ -261,8 +261,12 @@ class ExperimentSpec:
         params = dict(self.params)
         params.update(self.profile(profile).params)
         for key, values in (overrides or {}).items():
-            if key in params and isinstance(params[key], list):  # a list parameter: the values are the list
-                params[key] = list(values)
+            domain = self.domains.get(key)
+            words = [w for w in domain.get("also", ()) if isinstance(w, str)] if isinstance(domain, dict) else []
+            if key in params and len(values) == 1 and isinstance(values[0], str) and values[0] in words:
+                params[key] = values[0]   # a named value of a list parameter (lambdas = "released")
+            elif key in params and (isinstance(params[key], list) or self.is_list_param(key)):
+                params[key] = list(values)  # a list parameter: the values are the list
             elif key in params:
                 if len(values) != 1:
                     raise InvalidParameterError(
@@ -293,16 +297,19 @@ class ExperimentSpec:
         return values
 
     def param_type(self, key: str) -> str:
-        """The declared type of ``key``: ``int``, ``float``, ``bool``, ``str`` or ``any`` (kept as given).
+        """The declared type of ``key``: ``int``, ``float``, ``bool``, ``str`` or ``any`` (kept as given: a value
+        the file gives in no one kind, such as a list of pairs).
 
         From the ``[domains]`` entry when there is one (a table: ``float``, or ``int`` with
-        ``integer = true``, ``rational``: exact text such as ``1/10`` with ``rational = true``; an array: the
-        kind of its values; ``"any"``), else from the values the
+        ``integer = true``, ``rational``: exact text such as ``1/10`` with ``rational = true``; ``values_of`` and
+        ``"path"``: ``str``; an array: the kind of its values), else from the values the
         file declares for the key (all integers: ``int``; numbers with a float among them: ``float``).
         """
         domain = self.domains.get(key)
-        if domain == "any":
-            return "any"
+        if domain == "path":
+            return "str"
+        if isinstance(domain, dict) and "values_of" in domain:
+            return "str"
         if isinstance(domain, dict):
             return "rational" if domain.get("rational") else "int" if domain.get("integer") else "float"
         declared = domain if isinstance(domain, list) else self.declared_values(key)
@@ -323,18 +330,53 @@ class ExperimentSpec:
             One line naming the key, the value and the fix.
         """
         kind = self.param_type(key)
-        shown = value if isinstance(value, str) else _fmt(value)
+        shown = (value if value.isprintable() else repr(value)) if isinstance(value, str) else _fmt(value)
+        if isinstance(value, str) and self.is_list_param(key):   # `--set lambdas=[0,10]` spells the list too
+            value = value.strip().removeprefix("[").removesuffix("]")
         try:
-            typed = _coerce(kind, value)
+            typed = self._typed(key, kind, value)
         except ValueError as exc:
             article = "an" if kind[0] in "aeiou" else "a"
-            raise InvalidParameterError(f"{where} {key}={shown}: {exc} for {self.id!r}; give {article} {kind} value "
-                                        f"(`repro show {self.id}` lists the settable keys)") from None
-        problem = _domain_problem(self.domains.get(key), self.declared_values(key), typed)
+            words = [w for w in self.domains[key].get("also", ()) if isinstance(w, str)] \
+                if isinstance(self.domains.get(key), dict) else None
+            also = f" or one of {', '.join(_fmt(w) for w in words)}" if words else ""
+            raise InvalidParameterError(f"{where} {key}={shown}: {exc} for {self.id!r}; give {article} {kind} value"
+                                        f"{also} (`repro show {self.id}` lists the settable keys)") from None
+        problem = self.domain_problem(key, typed)
         if problem:
             raise InvalidParameterError(f"{where} {key}={shown}: {problem} for {self.id!r}")
         validate_param(key, typed, where=where)
         return typed
+
+    def _typed(self, key: str, kind: str, value: Any) -> Any:
+        """``value`` as ``kind``, or as itself when it is one of the domain's named words (``also``)."""
+        domain = self.domains.get(key)
+        words = [w for w in domain.get("also", ()) if isinstance(w, str)] if isinstance(domain, dict) else []
+        if isinstance(value, str) and value.strip() in words:
+            return value.strip()
+        return _coerce(kind, value)
+
+    def domain_problem(self, key: str, value: Any) -> str:
+        """Why the typed ``value`` is outside ``key``'s domain (declared, else inferred from the file), or ''."""
+        domain = self.domains.get(key)
+        if isinstance(domain, dict) and any(_kind(w) == _kind(value) and _same(value, w) or
+                                            {_kind(w), _kind(value)} <= {"int", "float"} and _same(value, w)
+                                            for w in domain.get("also", ())):
+            return ""   # a value allowed besides the range (lambdas = "released", subsample = 0)
+        if isinstance(domain, dict) and "values_of" in domain:
+            allowed = list(dict.fromkeys(str(v) for v in self.declared_values(domain["values_of"])))
+            if str(value) not in allowed:
+                return f"not an allowed value (allowed: {', '.join(allowed)}: the {domain['values_of']}s of this result)"
+            return ""
+        if domain == "path":
+            return "" if isinstance(value, str) else f"expected a path, got {value!r}"
+        return _domain_problem(domain, self.declared_values(key), value)
+
+    def is_list_param(self, key: str) -> bool:
+        """True when the file gives ``key`` a list as a fixed parameter (in ``[params]`` or a profile's): its
+        ``--set`` values are the list's elements."""
+        tables: list[Mapping[str, Any]] = [self.params, *(p.params for p in self.profiles.values())]
+        return any(isinstance(t.get(key), list) for t in tables)
 
     def coerce_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """The file's values (or already typed ones) as their declared types; lists element-wise."""
@@ -342,7 +384,8 @@ class ExperimentSpec:
         for key, value in params.items():
             kind = self.param_type(key)
             try:
-                out[key] = [_coerce(kind, v) for v in value] if isinstance(value, list) else _coerce(kind, value)
+                out[key] = ([self._typed(key, kind, v) for v in value] if isinstance(value, list)
+                            else self._typed(key, kind, value))
             except ValueError as exc:
                 raise ExperimentFileError(f"{self.path or self.id}: key {key}: {exc}") from None
         return out
@@ -435,11 +478,13 @@ def _kind(v: Any) -> str:
     return "other"
 
 
+#: the bound of an integer domain that declares none: array sizes, loop counts and seeds beyond it fail or never end
+MAX_COUNT = 2**31 - 1
+
+
 def _domain_problem(domain: Any, declared: list[Any], value: Any) -> str:
     """Why ``value`` is outside a parameter's domain (explicit, else inferred), or ''."""
     kind = _kind(value)
-    if domain == "any":
-        return ""
     if isinstance(domain, list):
         if not any(_kind(d) == kind or {_kind(d), kind} <= {"int", "float"} for d in domain) \
                 or not any(_same(value, d) for d in domain):
@@ -461,6 +506,8 @@ def _domain_problem(domain: Any, declared: list[Any], value: Any) -> str:
             return f"expected a number, got {value!r}"
         if domain.get("integer") and not float(value).is_integer():
             return "expected an integer"
+        if domain.get("integer") and "max" not in domain and "lt" not in domain and abs(value) > MAX_COUNT:
+            return f"must be <= {MAX_COUNT:,} (the largest count, size or seed the code takes)"
         if not math.isfinite(value):
             return "must be a finite number"
         if "min" in domain and value < domain["min"]:
@@ -502,6 +549,8 @@ def format_setting(params: Mapping[str, Any]) -> str:
 
 
 def _fmt(v: Any) -> str:
+    if isinstance(v, str) and (v == "" or not v.isprintable()):
+        return repr(v) if v else '""'   # one line, whatever was typed
     if isinstance(v, float):
         return repr(v) if not v.is_integer() else repr(v)
     if isinstance(v, (list, tuple)):
@@ -819,7 +868,7 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
             raise _err(path, f"params.{k}", f"{k!r} is a top-level key, but it sits inside [params]: in TOML, "
                        "keys after a [table] header belong to that table; move it above [params]")
         validate_param(k, v, where=f"{path}: key params.{k}")
-    return ExperimentSpec(
+    spec = ExperimentSpec(
         id=raw["id"], title=raw["title"], document=raw["document"], section=raw["section"],
         spec=raw["spec"], reproduces=raw["reproduces"], kind=raw["kind"], trial=raw["trial"],
         profiles=profiles, metrics=tuple(metrics), datasets=tuple(raw.get("datasets", [])),
@@ -831,6 +880,31 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
         domains=_parse_domains(path, raw.get("domains", {})), expected=raw.get("expected", ""),
         fidelity=_parse_fidelity(path, raw.get("fidelity", {})),
     )
+    _check_declared_values(spec)
+    return spec
+
+
+def _check_declared_values(spec: ExperimentSpec) -> None:
+    """Every value the file gives a key with a ``[domains]`` entry (params, grid, cells, each profile's) lies in
+    that domain, so a bad grid value fails when the file loads, not in half of its trials (issue #35)."""
+    tables: list[tuple[str, Mapping[str, Any]]] = [("params", spec.params), ("grid", spec.grid or {})]
+    tables += [(f"cells[{i}]", c) for i, c in enumerate(spec.cells or ())]
+    for name, prof in spec.profiles.items():
+        tables += [(f"profiles.{name}.params", prof.params), (f"profiles.{name}.grid", prof.grid or {})]
+        tables += [(f"profiles.{name}.cells[{i}]", c) for i, c in enumerate(prof.cells or ())]
+    for where, table in tables:
+        for key, value in table.items():
+            if key not in spec.domains:
+                continue
+            for v in value if isinstance(value, list) else [value]:
+                try:
+                    typed = spec._typed(key, spec.param_type(key), v)
+                except ValueError as exc:
+                    raise _err(spec.path or spec.id, f"{where}.{key}", f"{_fmt(v)}: {exc}") from None
+                problem = spec.domain_problem(key, typed)
+                if problem:
+                    raise _err(spec.path or spec.id, f"{where}.{key}",
+                               f"{_fmt(v)} is outside the file's own [domains] entry: {problem}")
 
 
 def _parse_fidelity(path: Path, table: Mapping[str, Any]) -> dict[str, str]:
@@ -849,13 +923,16 @@ def _parse_fidelity(path: Path, table: Mapping[str, Any]) -> dict[str, str]:
 
 #: keys of a numeric domain table: inclusive bounds, strict bounds, integer-valued
 _DOMAIN_KEYS = {"min": (int, float), "max": (int, float), "gt": (int, float), "lt": (int, float), "integer": bool,
-                "rational": bool, "unit_fraction": bool}
+                "rational": bool, "unit_fraction": bool, "also": list, "values_of": str}
 
 
 def _parse_domains(path: Path, domains: Mapping[str, Any]) -> dict[str, Any]:
-    """``[domains]``: per parameter, an array of allowed values, ``"any"``, or a numeric table with
-    ``min``/``max`` (inclusive), ``gt``/``lt`` (strict) and ``integer`` (issue #24 item 2), or ``rational``
-    (exact text such as ``1/10``; ``unit_fraction``: 1/k only)."""
+    """``[domains]``: per parameter, an array of allowed values, ``"path"`` (a file or folder, checked by the
+    study when it is used), or a table: numeric with ``min``/``max`` (inclusive), ``gt``/``lt`` (strict) and
+    ``integer`` (issue #24 item 2), or ``rational`` (exact text such as ``1/10``; ``unit_fraction``: 1/k only);
+    ``also``: words or numbers allowed besides the range (``lambdas``'s ``"released"``, ``subsample``'s 0); ``values_of = "method"``:
+    the values the file declares for another key (``only_method`` takes the result's method names).
+    There is no "any value" domain (issue #35)."""
     for key, dom in domains.items():
         if isinstance(dom, list):
             if not dom:
@@ -864,6 +941,9 @@ def _parse_domains(path: Path, domains: Mapping[str, Any]) -> dict[str, Any]:
             if not dom:
                 raise _err(path, f"domains.{key}", "an empty table allows nothing; give min/max/gt/lt/integer")
             _check_keys(path, f"domains.{key}.", dom, _DOMAIN_KEYS)
+            if not all(isinstance(w, (str, int, float)) and not isinstance(w, bool) for w in dom.get("also", ())):
+                raise _err(path, f"domains.{key}.also", "must be an array of words or numbers allowed besides the "
+                           "range (e.g. [\"released\"] or [0])")
             lower = [dom[k] for k in ("min", "gt") if k in dom]
             upper = [dom[k] for k in ("max", "lt") if k in dom]
             if "min" in dom and "gt" in dom or "max" in dom and "lt" in dom:
@@ -871,9 +951,10 @@ def _parse_domains(path: Path, domains: Mapping[str, Any]) -> dict[str, Any]:
                            "(max or lt)")
             if lower and upper and (lower[0] > upper[0] or lower[0] == upper[0] and ("gt" in dom or "lt" in dom)):
                 raise _err(path, f"domains.{key}", f"is empty: its bounds exclude every value ({dom})")
-        elif dom != "any":
+        elif dom != "path":
             raise _err(path, f"domains.{key}", 'must be an array of allowed values, a table with '
-                       'min/max/gt/lt/integer, or "any" (a free-form value such as a path)')
+                       'min/max/gt/lt/integer (and also = [words]), values_of = "KEY", or "path" (a file or folder); '
+                       f'there is no "any value" domain; got {dom!r}')
     return dict(domains)
 
 
@@ -907,7 +988,12 @@ def load_all(directory: str | os.PathLike[str] | None = None, *, strict: bool = 
     specs: dict[str, ExperimentSpec] = {}
     names: dict[str, Path] = {}
     skipped: dict[Path, ReproError] = {}
-    for path in sorted(directory.glob("*.toml")):
+    files = sorted(directory.glob("*.toml"))
+    if not files:
+        source = "$REPRO_EXPERIMENTS_DIR" if os.environ.get("REPRO_EXPERIMENTS_DIR") else "the experiments folder"
+        raise ExperimentFileError(f"{directory} ({source}) holds no experiment files (*.toml); set "
+                                  "REPRO_EXPERIMENTS_DIR to the folder holding them, or unset it")
+    for path in files:
         try:
             spec = load_experiment(path)
             for name in (spec.id, *spec.aliases):

@@ -44,7 +44,8 @@ from repro.engine.spec import ExperimentSpec
 from repro.errors import InvalidParameterError
 from repro.privacy.guarantee import Guarantee, Label
 
-__all__ = ["UserMethod", "load_user_method", "resolve", "with_user_method", "fit_predict", "USER_KEY"]
+__all__ = ["UserMethod", "PredictionError", "checked_predictions", "load_user_method", "resolve", "with_user_method",
+           "fit_predict", "USER_KEY"]
 
 #: the cell key that carries a user method's reference and code hash (part of the cell, hence of the trial stream)
 USER_KEY = "with"
@@ -134,6 +135,14 @@ def _candidates(module: Any) -> list[type]:
             and obj.__module__ == module.__name__ and callable(getattr(obj, "fit", None))]
 
 
+def _missing(cls: type) -> list[str]:
+    """The parts of the contract ``cls`` lacks, in words (empty when it has them all)."""
+    lacks = [f"{name}()" for name in ("fit", "predict") if not callable(getattr(cls, name, None))]
+    if not isinstance(getattr(cls, "privacy_guarantee", None), Guarantee):
+        lacks.append("a class attribute privacy_guarantee (a repro.privacy.guarantee.Guarantee)")
+    return lacks
+
+
 def _check_class(ref: str, cls: type) -> Guarantee:
     guarantee = getattr(cls, "privacy_guarantee", None)
     if not isinstance(guarantee, Guarantee):
@@ -165,6 +174,12 @@ def load_user_method(ref: str) -> UserMethod:
                              f"{', '.join(c.__name__ for c in _candidates(module)) or 'none'}.")
     else:
         found = [c for c in _candidates(module) if isinstance(getattr(c, "privacy_guarantee", None), Guarantee)]
+        defined = [obj for _, obj in sorted(vars(module).items())
+                   if inspect.isclass(obj) and obj.__module__ == module.__name__]
+        if not found and len(defined) == 1:   # the file's one class: name what it lacks
+            lacks = _missing(defined[0])
+            raise _fail(ref, f"class {defined[0].__name__} lacks {' and '.join(lacks)}; see "
+                             "docs/bring-your-own-method.md.")
         if len(found) != 1:
             names = ", ".join(c.__name__ for c in found)
             raise _fail(ref, f"found {len(found)} classes with fit() and a privacy_guarantee"
@@ -251,10 +266,44 @@ def fit_predict(key: str, X_train: np.ndarray, y_train: np.ndarray, s_train: np.
     kwargs.update({k: v for k, v in (("epsilon", epsilon), ("delta", delta)) if k in init})
     est = method.cls(**kwargs)
     est.fit(X_train, y_train, sensitive_features=s_train)
-    pred = np.asarray(est.predict(X_test), dtype=float)
+    pred = checked_predictions(method.name, est.predict(X_test), len(X_test))
     declared = method.guarantee
     eps = epsilon if "epsilon" in init else declared.epsilon
     delta_used = delta if "delta" in init else declared.delta
     caveat = declared.caveat or f"declared {declared.label.value} by the user, not checked by the project"
     guarantee = dataclasses.replace(declared, epsilon=eps, delta=delta_used, label=Label.USER_DECLARED, caveat=caveat)
     return method, pred, guarantee
+
+
+class PredictionError(ValueError):
+    """A ``--with`` method's ``predict`` broke the output contract; reported as a failed trial (method, setting,
+    repetition and this message), like an exception raised by its ``fit``."""
+
+
+def checked_predictions(name: str, raw: Any, n_test: int) -> np.ndarray:
+    """``raw`` (what ``predict(X_test)`` returned) as a float vector of 0/1 labels, or :class:`PredictionError`
+    saying what was wrong: ``None``, not numbers, a shape other than ``(n_test,)``, NaN/inf, labels besides 0 and 1."""
+    expected = f"a finite 0/1 vector of the test set's length ({n_test})"
+    if raw is None:
+        raise PredictionError(f"{name}: predict returned None; it must return {expected}")
+    try:
+        pred = np.asarray(raw)
+    except Exception as exc:  # noqa: BLE001 - whatever the method returned
+        raise PredictionError(f"{name}: predict returned {type(raw).__name__}, not an array ({exc}); it must return "
+                              f"{expected}") from None
+    if pred.dtype.kind not in "biuf":
+        raise PredictionError(f"{name}: predict returned values of dtype {pred.dtype} (not numbers); it must return "
+                              f"{expected}")
+    if pred.shape != (n_test,):
+        raise PredictionError(f"{name}: predict returned shape {pred.shape}; it must return {expected}, shape "
+                              f"({n_test},)")
+    pred = pred.astype(float)
+    bad = int(np.count_nonzero(~np.isfinite(pred)))
+    if bad:
+        raise PredictionError(f"{name}: predict returned {bad} NaN/inf value(s); it must return {expected}")
+    labels = sorted(set(np.unique(pred).tolist()) - {0.0, 1.0})
+    if labels:
+        shown = ", ".join(f"{v:g}" for v in labels[:5])
+        raise PredictionError(f"{name}: predict returned labels other than 0 and 1 ({shown}); it must return "
+                              f"{expected}")
+    return pred

@@ -3,6 +3,7 @@ figure (summary, REPORT text, figure legend, cache key), and the one-line errors
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -134,6 +135,11 @@ BAD_METHODS = {
                    "Neighbouring.REPLACE_ONE, caveat='x')\n"
                    "    def fit(self, X, y, sensitive_features=None): return self\n"
                    "    def predict(self, X): return X[:, 0] > 0\n"),
+    "no_fit.py": ("from repro.privacy.guarantee import Guarantee, Label, Neighbouring\n"
+                  "class M:\n    privacy_guarantee = Guarantee(1.0, 0.0, Label.USER_DECLARED, "
+                  "Neighbouring.REPLACE_ONE, caveat='x')\n"
+                  "    def __init__(self, random_state=None): pass\n"
+                  "    def predict(self, X): return X[:, 0] > 0\n"),
     "no_class.py": "x = 1\n",
     "broken.py": "raise RuntimeError('boom')\n",
 }
@@ -143,6 +149,9 @@ BAD_METHODS = {
     ("missing.py", "no such file"),
     ("no_class.py", "found 0 classes with fit() and a privacy_guarantee"),
     ("no_guarantee.py:M", "has no class attribute privacy_guarantee"),
+    # issue #35: the file's one class is named with what it lacks (was "found 0 classes with fit() and ...")
+    ("no_guarantee.py", "class M lacks a class attribute privacy_guarantee"),
+    ("no_fit.py", "class M lacks fit()"),
     ("no_predict.py:M", "has no predict() method"),
     ("no_init.py:M", "M.__init__ must accept random_state"),   # no __init__ at all: failed at trial time before
     ("broken.py", "importing the file failed: RuntimeError: boom"),
@@ -162,3 +171,55 @@ def test_bad_method_is_one_line_before_any_trial(env: Path, ref: str, message: s
 def test_with_needs_a_study_that_takes_methods(env: Path) -> None:
     result = CliRunner().invoke(main, ["run", "compat-fairnr", "--with", str(EXAMPLE)])
     assert result.exit_code != 0 and "does not take your own method" in result.output
+
+
+PREDICTS = {   # issue #35: what a --with method's predict returned, and the words of the per-trial error
+    "nan": ("p = (X[:, 0] > 0).astype(float); p[0] = float('nan'); return p", "NaN/inf"),
+    "labels": ("return 2 * (X[:, 0] > 0)", "labels other than 0 and 1 (2)"),
+    "half": ("return (X[:, 0] > 0)[: len(X) // 2]", "shape ("),
+    "matrix": ("return np.stack([X[:, 0] > 0] * 2, axis=1)", "shape ("),
+    "none": ("return None", "predict returned None"),
+}
+
+
+def _predicting(body: str) -> str:
+    return ("import numpy as np\nfrom repro.privacy.guarantee import Guarantee, Label, Neighbouring\n"
+            "class Bad:\n    privacy_guarantee = Guarantee(1.0, 0.0, Label.USER_DECLARED, "
+            "Neighbouring.REPLACE_ONE, caveat='x')\n"
+            "    def __init__(self, random_state=None): pass\n"
+            "    def fit(self, X, y, sensitive_features=None): return self\n"
+            f"    def predict(self, X):\n        {body}\n")
+
+
+@pytest.mark.parametrize("case", sorted(PREDICTS))
+def test_predictions_outside_the_contract_are_named(case: str) -> None:
+    import numpy as np
+
+    from repro.engine.user_method import PredictionError, checked_predictions
+
+    namespace: dict = {}
+    exec(_predicting(PREDICTS[case][0]), namespace)
+    X = np.linspace(-1, 1, 10)[:, None]
+    with pytest.raises(PredictionError, match=re.escape(PREDICTS[case][1])) as caught:
+        checked_predictions("Bad (yours)", namespace["Bad"]().predict(X), len(X))
+    assert "Bad (yours)" in str(caught.value) and "0/1 vector of the test set's length (10)" in str(caught.value)
+
+
+def test_valid_predictions_pass_as_floats() -> None:
+    import numpy as np
+
+    from repro.engine.user_method import checked_predictions
+
+    for raw in ([0, 1, 1], np.array([True, False, True]), np.array([0.0, 1.0, 0.0])):
+        assert checked_predictions("M", raw, 3).dtype == float
+
+
+@pytest.mark.data
+def test_a_nan_predict_is_a_trial_error_naming_method_and_setting(data_env: Path) -> None:
+    """A NaN predict gave accuracy 0.0, dropped the sp_gap row and exited 0 (issue #35)."""
+    (data_env / "bad.py").write_text(_predicting(PREDICTS["nan"][0]), encoding="utf-8")
+    result = CliRunner().invoke(main, ["run", "thesis-table-3.1", "--with", str(data_env / "bad.py"), "--seeds", "1",
+                                       "--set", "data=authors", "--set", "only_method=Bad (yours)", "--quiet"])
+    assert result.exit_code == 1, result.output
+    line = result.output.strip().splitlines()[-1]
+    assert "method 'Bad (yours)', setting 'data=authors'" in line and "NaN/inf" in line, result.output

@@ -72,8 +72,14 @@ def test_every_numeric_parameter_has_a_domain(spec: ExperimentSpec) -> None:
                 keys.add(key)
     missing = sorted(k for k in keys if k not in spec.domains)
     assert not missing, f"{spec.id}: numeric parameters without a [domains] entry: {missing}"
-    for key in keys:  # and each is a numeric table, never "any"
+    for key in keys:  # and each is a numeric table or a list of values
         assert isinstance(spec.domains[key], (dict, list)), (spec.id, key)
+
+
+@pytest.mark.parametrize("spec", load_all(ROOT / "experiments", strict=True).values(), ids=lambda s: s.id)
+def test_no_shipped_key_has_an_any_value_domain(spec: ExperimentSpec) -> None:
+    """Issue #35: every settable key has a declared domain; "any" is refused by the loader."""
+    assert "any" not in spec.domains.values(), spec.id
 
 
 if __name__ == "__main__":  # regenerate the frozen digests (only when a spec change is intended)
@@ -100,4 +106,6 @@ def test_every_declared_value_lies_in_its_domain(spec: ExperimentSpec) -> None:
         for value in spec.declared_values(key):
             for v in value if isinstance(value, list) else [value]:
                 for x in v if isinstance(v, list) else [v]:  # pairs such as clip_radius_pairs
+                    if x in domain.get("also", ()):   # allowed besides the range ("released", subsample = 0)
+                        continue
                     assert not _outside(domain, x), f"{spec.id}: {key} = {x} breaks {domain}"

@@ -148,7 +148,8 @@ def _draw(ax, bundle, data: str | None) -> None:
     where = "" if data is None else f", {data} data"
     ax.set_title(f"{bundle.spec.id}: {p.get('dataset')}{where}, ε′ = {p.get('eps_prime')}, δ′ = {p.get('delta')}"
                  f" [{bundle.variant}]", fontsize=8)
-    ax.legend(fontsize=6, loc="best")
+    # below the axes, never over the λ labels and error bars (issue #35; more so with --with methods)
+    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
 
 
 def _data_row(bundle) -> Any:

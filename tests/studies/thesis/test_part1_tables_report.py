@@ -134,3 +134,25 @@ def test_privacy_paragraph_gives_the_per_person_epsilon(tmp_path: Path) -> None:
     text = rep.report_markdown(_labelled(base, "public-statistics caveat", 2))
     assert "two rows (test)" in text and f"(6.000, {1e-5 * (1 + math.exp(3.0)):.2g})" in text
     assert "per person" not in rep.report_markdown(_labelled(base, "public-statistics caveat", 1))
+
+
+def test_the_legend_lies_outside_the_axes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In thesis-table-3_1.png the legend covered the "λ=0.5" label and an error bar (issue #35)."""
+    import repro.plotting as plotting
+
+    bundle = make_bundle(tmp_path, "thesis-table-3.1", "full", "authors")
+    seen = []
+    original = plotting.save_figure
+
+    def spy(fig, *args, **kwargs):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            legend = ax.get_legend()
+            if legend is not None:
+                seen.append(legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer)))
+        return original(fig, *args, **kwargs)
+
+    monkeypatch.setattr(plotting, "save_figure", spy)
+    assert rep.plot(bundle, tmp_path / "fig")
+    assert seen and not any(seen)
