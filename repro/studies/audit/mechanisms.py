@@ -41,8 +41,15 @@ from repro.learners.dp_sgd import train_dp_sgd_logistic
 from repro.learners.logistic import torch_linear_init
 from repro.privacy import ldp_mechanisms as ldp
 from repro.privacy import tree_mechanism
-from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_epsilon, opacus_sampling
+from repro.privacy.accounting import (
+    calibrate_noise_multiplier,
+    dp_sgd_epsilon,
+    dp_sgd_event,
+    laplace_event,
+    opacus_sampling,
+)
 from repro.privacy.guarantee import Guarantee, Label, fails_when_violated, is_nominal
+from repro.privacy.profile import PrivacyProfile, gaussian_profile, pld_profile, point_profile, strict_profile
 from repro.privacy.strict_accountant import calibrate_strict_noise_multiplier, strict_epsilon
 from repro.privacy.tree_mechanism import TreeMechanism, gaussian_tree_sigma, tree_height
 from repro.studies.audit.bounds import (
@@ -51,6 +58,7 @@ from repro.studies.audit.bounds import (
     gaussian_mu,
     threshold_audit,
 )
+from repro.studies.audit.tradeoff import TradeoffAudit, profile_audit
 from repro.theory import expmech_learner as em
 from repro.theory import fairnr as fnr
 
@@ -88,6 +96,10 @@ class AuditResult:
     method: str = "clopper-pearson"
     broken: bool = False
     note: str = ""
+    #: the claimed privacy profile δ(ε) (issue 38): the accountant's, or the claim's (ε, δ) point alone
+    profile: PrivacyProfile | None = None
+    #: statistical audits: the empirical trade-off and its verdict over ``profile``
+    tradeoff: TradeoffAudit | None = None
 
     @property
     def claimed_epsilon(self) -> float:
@@ -106,8 +118,39 @@ class AuditResult:
 
     @property
     def exceeded(self) -> bool:
-        """The audited lower bound (or exact ε) is above the claim."""
+        """The claim is beaten: statistical audits with a claimed profile by the profile rule (an empirical
+        point's upper corner below the claimed trade-off curve, :mod:`repro.studies.audit.tradeoff`);
+        otherwise the audited lower bound (or exact ε) is above the claimed ε, which for an exact audit is the
+        same rule (a law pair is (ε, δ)-DP iff its trade-off curve is above f_{ε,δ})."""
+        if self.tradeoff is not None:
+            return self.tradeoff.violated
         return self.audited_epsilon > self.claimed_epsilon * (1 + 1e-9) + 1e-12
+
+    @property
+    def best_delta(self) -> float:
+        """The δ where the audit has the most power (the claimed δ for exact audits; NaN without a profile)."""
+        if self.tradeoff is not None:
+            return self.tradeoff.best_delta
+        return self.delta if self.profile is not None else math.nan
+
+    @property
+    def claimed_at_best(self) -> float:
+        """The claimed ε(δ) at :attr:`best_delta`."""
+        if self.tradeoff is not None:
+            return self.tradeoff.claimed_at_best
+        return self.claimed_epsilon if self.profile is not None else math.nan
+
+    @property
+    def audited_at_best(self) -> float:
+        """The audited lower bound (or exact ε) at :attr:`best_delta`."""
+        if self.tradeoff is not None:
+            return self.tradeoff.audited_at_best
+        return self.audited_epsilon if self.profile is not None else math.nan
+
+    @property
+    def ratio_at_best(self) -> float:
+        """audited / claimed ε at :attr:`best_delta`."""
+        return self.audited_at_best / self.claimed_at_best if self.claimed_at_best > 0 else math.nan
 
     @property
     def ratio(self) -> float:
@@ -142,9 +185,12 @@ def audit_laplace_step(runs: int, rng: np.random.Generator, *, broken: bool = Fa
     def draws(hh: np.ndarray) -> np.ndarray:
         return np.array([private_group_rates(hh, a, eff, 1.0, rng=rng).alpha_tilde for _ in range(runs)])
 
-    lb = threshold_audit(draws(h), draws(h1), 0.0, alpha, model="laplace", select=SELECT)
+    out_d, out_d1 = draws(h), draws(h1)
+    lb = threshold_audit(out_d, out_d1, 0.0, alpha, model="laplace", select=SELECT)
+    profile = pld_profile(laplace_event(eps0), "PLD of the Laplace event (dp_accounting)")
+    tr = profile_audit(out_d, out_d1, profile, eps0, alpha=alpha, select=SELECT, model="laplace")
     return AuditResult("laplace-step", alg2_guarantee(eps0, eps0).with_epsilon(eps0), eff, "exact: Laplace shift 1/n₀ over scale 1/(n₀ε₀)", lb,
-                       1 - alpha, runs, broken=broken,
+                       1 - alpha, runs, broken=broken, profile=profile, tradeoff=tr,
                        note=f"replace one h in group 0 (n0={n0}); threshold from a Laplace fit to 20% of the runs")
 
 
@@ -184,10 +230,13 @@ def audit_dp_sgd(runs: int, rng: np.random.Generator, *, broken: bool = False, e
             out[r] = (res.model.w[0] - w0[0]) / lr
         return out
 
-    lb = threshold_audit(draws(X0, y0), draws(X1, y1), delta, alpha, model="gaussian", select=SELECT)
+    out_d, out_d1 = draws(X0, y0), draws(X1, y1)
+    lb = threshold_audit(out_d, out_d1, delta, alpha, model="gaussian", select=SELECT)
+    profile = pld_profile(dp_sgd_event(z, 1.0, T), "PLD accountant that calibrated z (dp_accounting)")
+    tr = profile_audit(out_d, out_d1, profile, epsilon, alpha=alpha, select=SELECT, model="gaussian")
     return AuditResult("dp-sgd", dp_sgd_guarantee(epsilon, delta), dp_sgd_epsilon(z_run, 1.0, T, delta),
                        "PLD accountant at q = 1 (T Gaussian mechanisms: exact for add/remove)", lb, 1 - alpha,
-                       runs, broken=broken,
+                       runs, broken=broken, profile=profile, tradeoff=tr,
                        note=f"add/remove canary; z={z:.3f} (run at {z_run:.3f}), q=1, T={T}, C={clip}, n={n}; "
                             f"column-0 view carries {x_canary / math.sqrt(x_canary**2 + 1):.3f} of the shift")
 
@@ -309,11 +358,15 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
             stat[r] = total
         return stat
 
-    lb = threshold_audit(llr(s0), llr(s1), delta, alpha, model=model, select=0.5 if model is None else SELECT)
+    out_d, out_d1 = llr(s0), llr(s1)
+    select = 0.5 if model is None else SELECT
+    lb = threshold_audit(out_d, out_d1, delta, alpha, model=model, select=select)
+    profile = strict_profile(z_exact, q, T)
+    tr = profile_audit(out_d, out_d1, profile, epsilon, alpha=alpha, select=select, model=model)
     oracle = strict_oracle_bound(z, q, T, delta, runs, rng, alpha=alpha)
     how = "exact strict accountant (sampled-bit revealed; Binomial mixture of Gaussian compositions)"
     return AuditResult("dp-fermi-strict", fermi.guarantee(cfg, epsilon, delta), strict_epsilon(z, q, T, delta), how,
-                       lb, 1 - alpha, runs, broken=broken,
+                       lb, 1 - alpha, runs, broken=broken, profile=profile, tradeoff=tr,
                        note=f"replace-one s of a canary with an unclipped part; z={z:.3f}"
                             f"{' (old amplified accounting, defect 1)' if broken else ''}, exact-accountant "
                             f"z={z_exact:.3f}, q={q:.3g}, T={T}; an oracle attack that sees the exact privacy loss "
@@ -366,10 +419,13 @@ def audit_dp_fermi_strict_all(runs: int, rng: np.random.Generator, *, broken: bo
             out[r] = -float(np.sum(np.diff(steps))) * B / cfg.lr_theta
         return out
 
-    lb = threshold_audit(draws(X0, y0, s0), draws(X1, y1, s1), delta, alpha, model="gaussian", select=SELECT)
+    out_d, out_d1 = draws(X0, y0, s0), draws(X1, y1, s1)
+    lb = threshold_audit(out_d, out_d1, delta, alpha, model="gaussian", select=SELECT)
+    profile = pld_profile(dp_sgd_event(z, q, T), "PLD accountant that calibrated z (dp_accounting)")
+    tr = profile_audit(out_d, out_d1, profile, epsilon, alpha=alpha, select=SELECT, model="gaussian")
     return AuditResult("dp-fermi-strict-all", fermi.guarantee(cfg, epsilon, delta), dp_sgd_epsilon(z_run, q, T, delta),
                        "PLD accountant at q = 1 (T Gaussian mechanisms: exact for add/remove)", lb, 1 - alpha, runs,
-                       broken=broken,
+                       broken=broken, profile=profile, tradeoff=tr,
                        note=f"add/remove canary, every iterate observed; z={z:.3f} (run at {z_run:.3f}), q=1, "
                             f"T={T}, C={cfg.clip_norm}, n={n}")
 
@@ -434,7 +490,7 @@ def _audit_ldp(name: str, runs: int, rng: np.random.Generator, *, broken: bool =
             ok &= sampler_check(ldp.perturb(np.full(runs, a), Q, rng=rng), Q[a], alpha / k)
     exact = _ldp_exact(Q) if ok else math.inf
     return AuditResult(name, _ldp_guarantee(name, epsilon), exact, "exact: max log-ratio of the matrix", exact, 1.0, runs,
-                       method="exact", broken=broken,
+                       method="exact", broken=broken, profile=point_profile(epsilon, 0.0),
                        note="sampler follows the matrix" if ok else "SAMPLER DOES NOT FOLLOW THE MATRIX")
 
 
@@ -468,9 +524,13 @@ def audit_tree_mechanism(runs: int, rng: np.random.Generator, *, broken: bool = 
             out[r] = -sum(rel[i][0, 1] - rel[i - (i & -i)][0, 1] for i in path)  # mean -m/2 on D, m/2 on D′
         return out
 
-    lb = threshold_audit(draws(a0), draws(a1), delta, alpha, model="gaussian", select=SELECT)
+    out_d, out_d1 = draws(a0), draws(a1)
+    lb = threshold_audit(out_d, out_d1, delta, alpha, model="gaussian", select=SELECT)
+    profile = gaussian_profile(math.sqrt(m) / sigma, "closed form: Gaussian shift μ = √m/σ at the accountant's σ")
+    tr = profile_audit(out_d, out_d1, profile, epsilon, alpha=alpha, select=SELECT, model="gaussian")
     return AuditResult("pfg-tree-mechanism", tree_mechanism.guarantee(epsilon, delta), gaussian_epsilon(math.sqrt(m) / sigma_run, delta),
                        "exact: Gaussian shift μ = √m/σ (Balle–Wang)", lb, 1 - alpha, runs, broken=broken,
+                       profile=profile, tradeoff=tr,
                        note=f"sigma={sigma:.3g} (accountant; run at {sigma_run:.3g}); the paper's sigma "
                             f"{sigma_paper:.3g} gives eps {gaussian_epsilon(math.sqrt(m) / sigma_paper, delta):.3g}; "
                             f"m={m}")
@@ -507,8 +567,11 @@ def audit_rank_noise(runs: int, rng: np.random.Generator, *, broken: bool = Fals
     out_d, out_d1 = stat(0.0), stat(1.0)
     k = len(rounds)
     lb = threshold_audit(out_d, out_d1, d_rank, alpha, model="gaussian", select=SELECT)
+    profile = gaussian_profile(math.sqrt(horizon) / c, f"closed form: {horizon} Gaussian releases at the accountant's c")
+    tr = profile_audit(out_d, out_d1, profile, e_rank, alpha=alpha, select=SELECT, model="gaussian")
     return AuditResult("pfg-rank-noise", tree_mechanism.rank_guarantee(e_rank, d_rank), gaussian_epsilon(math.sqrt(k) / pol.rank_c, d_rank),
                        f"exact: {k} Gaussian releases, μ = √{k}/c", lb, 1 - alpha, runs, broken=broken,
+                       profile=profile, tradeoff=tr,
                        note=f"policy's scores(); c={c:.3g} (accountant; run at {pol.rank_c:.3g}), zCDP c={c_paper:.3g}, "
                             f"T={horizon}")
 
@@ -560,7 +623,7 @@ def audit_expmech(runs: int, rng: np.random.Generator, *, broken: bool = False, 
     checks = "; ".join(f"{name}: ε {w:.3f}, max |Δu| / (2/(c−1) + 1/n) = {a:.3f}, spread / it = {b:.3f}"
                        for w, name, a, b in parts)
     return AuditResult("cummings-alg1-expmech", claim, worst, "exact: output laws by quadrature", worst,
-                       1.0, 0, method="exact", broken=broken,
+                       1.0, 0, method="exact", broken=broken, profile=point_profile(claim.epsilon, claim.delta),
                        note=f"all replace-one neighbours of a sampled and a constructed dataset, n={n}, K={k} "
                             f"({checks})")
 
@@ -607,7 +670,7 @@ def audit_fairnr_step(runs: int, rng: np.random.Generator, *, broken: bool = Fal
                 law1 = fnr.ftpl_exp_mech_probabilities(pred, d1, cum1, sens_run, eps_step)
                 worst = max(worst, exact_epsilon(np.log(law), np.log(law1), 0.0))
     return AuditResult("fairnr-corrected-ftpl-step", fnr.guarantee("corrected", eps_step, 0.0), worst, "exact: output laws", worst, 1.0, 0,
-                       method="exact", broken=broken,
+                       method="exact", broken=broken, profile=point_profile(eps_step, 0.0),
                        note=f"n={nn}, |H|={pred.shape[0]}; sensitivity check: max score change / Δ = "
                             f"{worst_sens:.3f} (≤ 1 required); spread check: max over neighbours of "
                             f"max_h,h′ |Δs_h − Δs_h′| / Δ = {worst_spread:.3f}, so the exact ceiling of this "
