@@ -115,10 +115,13 @@ def plot(bundle: ResultBundle, outdir: Path) -> list[Path]:
     rows = combined_rows(bundle.table("audit"))
     if not rows:
         return []
+    columns = ["mechanism", "instance", "kind", "x", "y", "x_up", "y_up"]
     try:
         tradeoff = bundle.table("tradeoff")
-    except (FileNotFoundError, KeyError):
-        tradeoff = pd.DataFrame(columns=["mechanism", "instance", "kind", "x", "y", "x_up", "y_up"])
+    except (FileNotFoundError, KeyError):   # results written before issue 38
+        tradeoff = pd.DataFrame(columns=columns)
+    if not set(columns) <= set(tradeoff.columns):
+        tradeoff = pd.DataFrame(columns=columns)
     panels = [r["mechanism"] for r in rows
               if not tradeoff[(tradeoff["mechanism"] == r["mechanism"]) & (tradeoff["kind"] == "empirical")].empty]
     plt.rcParams.update(_RC)   # house style (repro.plotting.new_figure's)

@@ -268,7 +268,8 @@ def test_figure_is_paper_ready(tmp_path, monkeypatch) -> None:
     assert texts and min(t.get_fontsize() for t in texts) >= 8
     ticks = [t.get_text() for t in ax.get_yticklabels()]
     assert len(ticks) == len(mc.MECHANISMS) == len(set(ticks))
-    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    legends = [*fig.legends, *(lg for sf in fig.subfigs for lg in sf.legends)]
+    labels = [t.get_text() for t in legends[0].get_texts()]
     assert any("achievable" in s for s in labels) and any("broken control" in s for s in labels)
     assert any("nominal" in s for s in labels) and any("claimed" in s for s in labels)
     renderer = fig.canvas.get_renderer()
