@@ -68,9 +68,10 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     if instance == "broken" and not MECHANISMS[name].control:
         nan = math.nan
         return TrialOutput(records=[{"claimed_epsilon": nan, "achievable_epsilon": nan, "audited_epsilon": nan,
-                                     "ratio": nan, "exceeded": nan}])
+                                     "ratio": nan, "ratio_at_best": nan, "exceeded": nan}])
     r = audit(name, params["budget"], ctx.rng(), broken=instance == "broken")
     return TrialOutput(
         records=[{"claimed_epsilon": r.claimed_epsilon, "achievable_epsilon": r.achievable_epsilon,
-                  "audited_epsilon": r.audited_epsilon, "ratio": r.ratio, "exceeded": float(r.exceeded)}],
+                  "audited_epsilon": r.audited_epsilon, "ratio": r.ratio, "ratio_at_best": r.ratio_at_best,
+                  "exceeded": float(r.exceeded)}],
         tables={"audit": [table_row(r, instance)], "tradeoff": tradeoff_rows(r, instance)})

@@ -68,6 +68,9 @@ __all__ = ["AuditResult", "MECHANISMS", "GROUPS", "Mechanism", "audit", "fails_w
 SELECT = 0.2
 #: DP-FERMI strict audit: smallest |W₀[g, 1] − W₀[g, 0]| of a kept init (its sensitive part is then clipped)
 W_GAP = 0.3
+#: DP-FERMI strict audit: the canary's x, and the band of its initial prediction F₀ = σ(θ₀x + b₀) of a kept init
+#: (F near 1 puts most of its W part's norm in one column; F(1 − F) large enough keeps its θ part clipped)
+STRICT_X, STRICT_F_BAND = 10.0, (0.9, 0.96)
 #: the Algorithm 1 control runs at this multiple of ε
 CONTROL_FACTOR_ALG1 = 10
 
@@ -268,22 +271,31 @@ def strict_oracle_bound(z: float, q: float, T: int, delta: float, runs: int, rng
     return threshold_audit(loss(-1.0), loss(1.0), delta, alpha, select=0.5)
 
 
-def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool = False, epsilon: float = 1.0,
-                          n: int = 40, batch_size: int = 2, epochs: int = 1, lam: float = 0.01,
-                          alpha: float = 0.05, model: str | None = None) -> AuditResult:
+def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool = False, epsilon: float = 3.0,
+                          n: int = 40, batch_size: int = 10, epochs: int = 1, lam: float = 0.01,
+                          alpha: float = 0.05, model: str | None = None, x_canary: float = STRICT_X,
+                          f_band: tuple[float, float] | None = STRICT_F_BAND, lr_theta: float = 0.01) -> AuditResult:
     """DP-FERMI ``strict`` (STRICT_SENSITIVE, seed-004 §4.4) under replace-one of the canary's s (0 ↔ 1).
 
     Calibrated with the exact strict accountant (:mod:`repro.privacy.strict_accountant`) at
-    (q, T) = opacus_sampling(n, B, epochs), δ = 1/n². The canary (record 0, x = 3 in its own column,
-    y = 0) has a large unclipped non-sensitive θ part c (its BCE gradient), so its θ column reveals at
-    which steps it was sampled (the bit the exact accountant reveals too). W starts from N(0, 1)
+    (q, T) = opacus_sampling(n, B, epochs), δ = 1/n². The canary (record 0, x = ``x_canary`` = 10 in its
+    own column, y = 0) has a large unclipped non-sensitive θ part c (its BCE gradient), so its θ column
+    reveals at which steps it was sampled (the bit the exact accountant reveals too). W starts from N(0, 1)
     (``w_init="normal"``, data-independent, known to the attacker); only runs whose W₀ has rows 0 and 1
-    of opposite sign (|W₀[g, 1] − W₀[g, 0]| > 0.3) are kept (the others are skipped before training), so
-    the canary's clipped sensitive θ part flips sign with s (the largest change the clipping allows). The attacker observes every iterate and sums, over the steps where the
+    of opposite sign (|W₀[g, 1] − W₀[g, 0]| > 0.3) and whose canary prediction F₀ = σ(θ₀x + b₀) lies in
+    ``f_band`` = [0.9, 0.96] are kept (the others are skipped before training): the canary's clipped
+    sensitive θ part then flips sign with s (the largest change the clipping allows), and F near 1 puts
+    most of its W part's norm in one column; ``lr_theta`` = 0.01 keeps F near F₀. The attacker observes every iterate and sums, over the steps where the
     canary was sampled, the Gaussian log-likelihood ratio of D′ vs D of the canary's θ column and of W's
-    rows 0 and 1 (steps where records 1 or 2 were sampled are skipped for W). Groups 0 and 1 hold two
-    records on one side and one on the other, so p̂_S and the noise levels are the same on D and D′
-    (P̂_S public caveat).
+    rows 0 and 1 (W's row g is skipped at a step where record g + 1, the other member of group g, was
+    sampled too, seen in its own θ column: its part depends on p̂_S, which the claim treats as public). Groups 0 and 1 hold two
+    records on one side and one on the other, so the noise levels are the same on D and D′ (P̂_S public
+    caveat).
+
+    Design (issue 38 item 4): q = 1/4, T = 4 (n = 40, B = 10, one epoch) and ε = 3 at δ = 1/n², so that the
+    profile audit has power at its best δ (at q = 1/20, T = 20, ε = 1 the claimed ε lives in rare
+    multi-sample events) while q < 1 keeps the old amplified accounting apart from the exact one (here
+    z = 0.94 instead of the exact 1.48, whose true ε at δ is 5.48).
 
     Control (defect-1 regression, issue 14): z calibrated by the old amplified accounting (PLD of the
     Poisson-subsampled Gaussian at q), which the unclipped part breaks.
@@ -291,11 +303,11 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
     delta = 1.0 / n**2
     q, T = opacus_sampling(n, batch_size, epochs)
     cfg0 = STRICT_SENSITIVE.with_(lam=lam, batch_size=batch_size, epochs=epochs, w_init="normal",
-                                  lr_theta=0.1, lr_w=1e-3)
+                                  lr_theta=lr_theta, lr_w=1e-3)
     z_exact = calibrate_strict_noise_multiplier(epsilon, q, T, delta)
     z = calibrate_noise_multiplier(epsilon, delta, q, T) if broken else z_exact
     cfg = cfg0.with_(noise_multiplier=z)
-    X, y, s0 = _fermi_canary_data(n, 3, 3.0)
+    X, y, s0 = _fermi_canary_data(n, 3, x_canary)
     s1 = s0.copy()
     s1[0] = 1
     denom = max(int(n * q), 1)
@@ -327,7 +339,9 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
                 th0, b0 = torch_linear_init(3, rng=rng)
                 W0 = rng.standard_normal((3, 2))
                 d0, d1 = W0[0, 1] - W0[0, 0], W0[1, 1] - W0[1, 0]
-                if d0 * d1 < 0 and min(abs(d0), abs(d1)) > W_GAP:
+                f0 = float(expit(th0[0] * x_canary + b0))
+                in_band = f_band is None or f_band[0] <= f0 <= f_band[1]
+                if d0 * d1 < 0 and min(abs(d0), abs(d1)) > W_GAP and in_band:
                     rng.bit_generator.state = state    # kept: the trainer draws this init again
                     break
                 # skipped: this init stays drawn from the trainer's stream
@@ -345,16 +359,18 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
                     continue                                         # canary not sampled at this step
                 r0 = g[0] - c
                 total += ((r0 - m0) ** 2 - (r0 - m1) ** 2) / (2 * sd_th**2)
-                if abs(g[1]) > 0.5 * abs(c) or abs(g[2]) > 0.5 * abs(c):
-                    continue                                         # records 1 or 2 sampled too: skip W
+                # W row g also gets record g+1's part (groups 0 and 1) when it was sampled: use the clean rows only
+                clean = [abs(g[1]) <= 6 * sd_th, abs(g[2]) <= 6 * sd_th]
+                if not any(clean):
+                    continue
                 gw = (W_b - W_a) * denom / cfg.lr_w
                 Fc = float(expit(th_a[0] * X[0, 0] + b_a))
                 f = np.array([1 - Fc, Fc])
                 mu0 = np.zeros((2, 2))
                 mu0[0] = 2 * isp_c * f
                 mu1 = mu0[::-1]
-                v = gw[:2]
-                total += (np.sum((v - mu0) ** 2) - np.sum((v - mu1) ** 2)) / (2 * sd_w**2)
+                v = gw[:2][clean]
+                total += (np.sum((v - mu0[clean]) ** 2) - np.sum((v - mu1[clean]) ** 2)) / (2 * sd_w**2)
             stat[r] = total
         return stat
 
@@ -742,6 +758,8 @@ class Mechanism:
     run: Callable[..., AuditResult]
     runs: dict[str, int]
     control: str = ""
+    #: runs per side of the broken control by budget, where it needs fewer than the claimed instance
+    control_runs: dict[str, int] | None = None
 
 
 def _ldp(name: str) -> Callable[..., AuditResult]:
@@ -755,8 +773,8 @@ _LDP_CONTROL = "matrix built with 2ε under the claim ε"
 MECHANISMS: dict[str, Mechanism] = {
     "laplace-step": Mechanism(audit_laplace_step, {"smoke": 5_000, "full": 100_000}, "Laplace noise halved"),
     "dp-sgd": Mechanism(audit_dp_sgd, {"smoke": 5_000, "full": 30_000}, "noise multiplier halved"),
-    "dp-fermi-strict": Mechanism(audit_dp_fermi_strict, {"smoke": 600, "full": 6_000},
-                                 "old amplified accounting (defect 1)"),
+    "dp-fermi-strict": Mechanism(audit_dp_fermi_strict, {"smoke": 600, "full": 40_000},
+                                 "old amplified accounting (defect 1)", {"smoke": 600, "full": 15_000}),
     "dp-fermi-strict-all": Mechanism(audit_dp_fermi_strict_all, {"smoke": 1_000, "full": 30_000},
                                      "noise multiplier halved"),
     "ldp-grr": Mechanism(_ldp("ldp-grr"), {"smoke": 2_000, "full": 50_000}, _LDP_CONTROL),
@@ -785,4 +803,5 @@ def audit(name: str, budget: str, rng: np.random.Generator, *, broken: bool = Fa
     mech = MECHANISMS[name]
     if budget not in mech.runs:
         raise InvalidParameterError(f"budget must be 'smoke' or 'full'; got {budget!r}")
-    return mech.run(mech.runs[budget], rng, broken=broken)
+    runs = (mech.control_runs or mech.runs)[budget] if broken else mech.runs[budget]
+    return mech.run(runs, rng, broken=broken)
