@@ -39,9 +39,15 @@ def combined_rows(table: pd.DataFrame) -> list[dict[str, object]]:
             control_eps = math.nan
         else:
             b = broken.iloc[0]
-            control = f"flagged ({_fmt(b['audited_epsilon'])} > {_fmt(b['claimed_epsilon'])})" \
-                if b["verdict"] == "control flagged" else f"NOT FLAGGED ({_fmt(b['audited_epsilon'])})"
-            control_eps = float(b["audited_epsilon"])
+            at_best = "best_delta" in b and pd.notna(b["best_delta"])
+            if at_best:    # the profile rule: the bound at the control's best δ against the claimed ε(δ) there
+                where = (f"{_fmt(b['audited_epsilon_at_best'])} vs {_fmt(b['claimed_epsilon_at_best'])} "
+                         f"at δ = {float(b['best_delta']):.3g}; one-point {_fmt(b['audited_epsilon'])}")
+                control_eps = float(b["ratio_at_best"]) * float(c["claimed_epsilon"])
+            else:
+                where = f"{_fmt(b['audited_epsilon'])} vs {_fmt(b['claimed_epsilon'])}"
+                control_eps = float(b["audited_epsilon"])
+            control = f"flagged ({where})" if b["verdict"] == "control flagged" else f"NOT FLAGGED ({where})"
         best = {k: float(c[k]) if k in c and pd.notna(c[k]) else math.nan
                 for k in ("best_delta", "claimed_epsilon_at_best", "audited_epsilon_at_best", "ratio_at_best")}
         rows.append({"mechanism": name, "label": c["label"], "claimed": float(c["claimed_epsilon"]),
@@ -134,7 +140,8 @@ def plot(bundle: ResultBundle, outdir: Path) -> list[Path]:
     ax = top.subplots()
     y = np.arange(len(rows))[::-1]
     finite_top = [r["control_epsilon"] / r["claimed"] for r in rows if math.isfinite(r["control_epsilon"])]
-    right = max([1.2, *[r["ratio"] for r in rows if math.isfinite(r["ratio"])], *finite_top]) * 1.08
+    # capped: a control's ratio at its best δ can be large (claimed ε(δ) small there); markers stop at the edge
+    right = min(max([1.2, *[r["ratio"] for r in rows if math.isfinite(r["ratio"])], *finite_top]), 2.5) * 1.08
     ax.axvline(1.0, color="0.3", lw=1, ls="--", label="claimed ε (ratio 1)")
     ax.axvspan(1.0, right, color="tab:red", alpha=0.06, lw=0)
     for yi, r in zip(y, rows, strict=True):
@@ -154,7 +161,7 @@ def plot(bundle: ResultBundle, outdir: Path) -> list[Path]:
     ax.plot([], [], "D", color="0.45", markerfacecolor="none", label="achievable ε (exact, implemented mechanism)")
     ax.plot([], [], "o", color="tab:blue", label="audited ε, accounted claim")
     ax.plot([], [], "o", color="tab:orange", label="audited ε, nominal claim")
-    ax.plot([], [], "x", color="tab:red", mew=1.5, label="broken control (must lie right of 1)")
+    ax.plot([], [], "x", color="tab:red", mew=1.5, label="broken control at its best δ (must lie right of 1)")
     top.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=2, frameon=False)
     if panels and bottom is not None:
         axes = np.atleast_1d(bottom.subplots(nrows, ncols, squeeze=False)).ravel()
