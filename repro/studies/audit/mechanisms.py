@@ -385,9 +385,8 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
                        lb, 1 - alpha, runs, broken=broken, profile=profile, tradeoff=tr,
                        note=f"replace-one s of a canary with an unclipped part; z={z:.3f}"
                             f"{' (old amplified accounting, defect 1)' if broken else ''}, exact-accountant "
-                            f"z={z_exact:.3f}, q={q:.3g}, T={T}; an oracle attack that sees the exact privacy loss "
-                            f"reaches {oracle:.3f} at the same runs (the limit at this run count: ε lives in rare "
-                            f"multi-sample events)")
+                            f"z={z_exact:.3f}, q={q:.3g}, T={T}, eps={epsilon:g} at delta=1/n^2; an oracle attack that "
+                            f"sees the exact privacy loss reaches {oracle:.3f} (one-point bound) at the same runs")
 
 
 def audit_dp_fermi_strict_all(runs: int, rng: np.random.Generator, *, broken: bool = False, epsilon: float = 1.0,
