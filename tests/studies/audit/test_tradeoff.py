@@ -60,3 +60,18 @@ def test_best_delta_and_epsilon_at() -> None:
                          select=0.2, model="gaussian")
     assert not r.violated and 0 < r.best_delta < 1 and 0.5 < r.ratio_at_best <= 1.0
     assert r.claimed_at_best == pytest.approx(gaussian_profile(mu).epsilon(r.best_delta), rel=1e-6)
+
+
+@pytest.mark.parametrize(("name", "runs"), [("laplace-step", 2000), ("dp-sgd", 200), ("dp-fermi-strict", 50),
+                                            ("dp-fermi-strict-all", 100), ("pfg-tree-mechanism", 500),
+                                            ("pfg-rank-noise", 2000)])
+def test_each_audit_carries_the_profile_of_its_claim(name: str, runs: int) -> None:
+    """The audit's claimed profile, from the accountant that calibrated the noise, gives the claimed ε at the
+    claimed δ (δ = 0 claims: at δ = 1e-9, the PLD's rounding), and the audit reports its best δ."""
+    from repro.studies.audit import mechanisms as mc
+
+    r = mc.MECHANISMS[name].run(runs, np.random.default_rng(0))
+    assert r.profile is not None and r.tradeoff is not None
+    assert r.profile.epsilon(max(r.delta, 1e-9)) == pytest.approx(r.claimed_epsilon, abs=5e-3)
+    assert 0 <= r.best_delta < 1 and 0 < r.claimed_at_best <= r.claimed_epsilon + 1e-9
+    assert r.claimed_at_best == pytest.approx(r.profile.epsilon(r.best_delta), abs=5e-3)
