@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.studies.audit.mechanisms import MECHANISMS, AuditResult, audit
 
@@ -19,7 +21,14 @@ INSTANCES = ("claimed", "broken")
 #: columns of the ``audit`` table (audit.csv), one row per audited instance
 TABLE_COLUMNS = ("mechanism", "instance", "label", "claimed_epsilon", "delta", "achievable_epsilon",
                  "achievable_how", "audited_epsilon", "ratio", "confidence", "method", "runs_per_side",
-                 "verdict", "control", "note")
+                 "verdict", "control", "note", "best_delta", "claimed_epsilon_at_best", "audited_epsilon_at_best",
+                 "ratio_at_best", "profile_how")
+#: columns of the ``tradeoff`` table (tradeoff.csv): the claimed trade-off curve ("claimed": x = α, y = f(α)),
+#: the claimed profile ("profile": x = ε, y = δ(ε)) and the empirical points ("empirical": x = α̂, y = β̂ and
+#: their simultaneous upper bounds x_up, y_up), per audited instance (issue 38)
+TRADEOFF_COLUMNS = ("mechanism", "instance", "kind", "x", "y", "x_up", "y_up")
+#: α grid of the stored claimed trade-off curve (log-spaced: the curves matter most at small α)
+CURVE_ALPHA = np.r_[0.0, np.geomspace(1e-5, 1.0, 120)]
 
 
 def table_row(r: AuditResult, instance: str) -> dict[str, Any]:
@@ -28,7 +37,27 @@ def table_row(r: AuditResult, instance: str) -> dict[str, Any]:
             "delta": r.delta, "achievable_epsilon": r.achievable_epsilon, "achievable_how": r.achievable_how,
             "audited_epsilon": r.audited_epsilon, "ratio": r.ratio, "confidence": r.confidence, "method": r.method,
             "runs_per_side": r.runs_per_side, "verdict": r.verdict, "control": MECHANISMS[r.mechanism].control,
-            "note": r.note}
+            "note": r.note, "best_delta": r.best_delta, "claimed_epsilon_at_best": r.claimed_at_best,
+            "audited_epsilon_at_best": r.audited_at_best, "ratio_at_best": r.ratio_at_best,
+            "profile_how": r.profile.how if r.profile is not None else ""}
+
+
+def tradeoff_rows(r: AuditResult, instance: str) -> list[dict[str, Any]]:
+    """Rows of the ``tradeoff`` table: the claimed curve and profile, and the empirical points (if any)."""
+    if r.profile is None:
+        return []
+    nan = math.nan
+    rows = [{"mechanism": r.mechanism, "instance": instance, "kind": "claimed", "x": float(a), "y": float(f),
+             "x_up": nan, "y_up": nan} for a, f in zip(CURVE_ALPHA, r.profile.tradeoff(CURVE_ALPHA), strict=True)]
+    eps = np.linspace(0.0, 1.5 * r.claimed_epsilon, 31)
+    rows += [{"mechanism": r.mechanism, "instance": instance, "kind": "profile", "x": float(e), "y": float(d),
+              "x_up": nan, "y_up": nan} for e, d in zip(eps, r.profile.delta(eps), strict=True)]
+    if r.tradeoff is not None:
+        t = r.tradeoff
+        rows += [{"mechanism": r.mechanism, "instance": instance, "kind": "empirical", "x": float(a), "y": float(b),
+                  "x_up": float(au), "y_up": float(bu)}
+                 for a, b, au, bu in zip(t.alpha_hat, t.beta_hat, t.alpha_up, t.beta_up, strict=True)]
+    return rows
 
 
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
@@ -39,9 +68,10 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     if instance == "broken" and not MECHANISMS[name].control:
         nan = math.nan
         return TrialOutput(records=[{"claimed_epsilon": nan, "achievable_epsilon": nan, "audited_epsilon": nan,
-                                     "ratio": nan, "exceeded": nan}])
+                                     "ratio": nan, "ratio_at_best": nan, "exceeded": nan}])
     r = audit(name, params["budget"], ctx.rng(), broken=instance == "broken")
     return TrialOutput(
         records=[{"claimed_epsilon": r.claimed_epsilon, "achievable_epsilon": r.achievable_epsilon,
-                  "audited_epsilon": r.audited_epsilon, "ratio": r.ratio, "exceeded": float(r.exceeded)}],
-        tables={"audit": [table_row(r, instance)]})
+                  "audited_epsilon": r.audited_epsilon, "ratio": r.ratio, "ratio_at_best": r.ratio_at_best,
+                  "exceeded": float(r.exceeded)}],
+        tables={"audit": [table_row(r, instance)], "tradeoff": tradeoff_rows(r, instance)})
