@@ -1,6 +1,6 @@
 """Study: DP-FERMI Figure 5 — a private, fair 9-conv CNN on UTKFace (Lowy, Gupta, Razaviyayn, ICLR 2023).
 
-Spec: seed-004-dpfermi.md §4.3 (the code's 9×9 W used through 5 rows = W ∈ R^{5×9}), §5 (UTKFace noise,
+Spec: seed-004-dpfermi.md §4.3 (the code's 9×9 W: its cross term reads 5 rows, its norm term all 9), §5 (UTKFace noise,
 the violated T and ε conditions), §7.1 (UTKFace row), §7.2–§7.5 (hyperparameters, metric (10), model),
 §7.6 (compute), §9.3 claim 5, Appendix A.2 (released curves, in
 ``experiments/reference_data/dpfermi_utkface_released_curves.csv``).
@@ -11,8 +11,8 @@ stream: same initialisation, batches and noise draws across λ, like the authors
 the 23,705 usable images; ``subsample`` > 0 first keeps that many of the shuffled images) is drawn per
 repetition from ``ctx.rng("split", "utkface", scope="repetition")``.
 
-Method (the authors' code path [C0], via :func:`repro.learners.dp_fermi_cnn.train_dp_fermi_jax_many`, every λ in one program, the numpy
-engine's semantics): multi-class ERMI with softmax F and W ∈ R^{5×9}, W₀ ~ N(0, 1), batch 64 in shuffled
+Method (the authors' code path [C0], via :func:`repro.learners.dp_fermi_cnn.train_dp_fermi_jax_many`, every λ
+in one program, the numpy engine's semantics): multi-class ERMI with softmax F (W below), W₀ ~ N(0, 1), batch 64 in shuffled
 epochs (last batch partial), η_θ = 0.001, η_W = 0.005, the minibatch θ gradient clipped to L = 2 and the W
 Frobenius ball of radius D = 2 (both "tuned in [1, 2]" in the paper; we take the upper end, as the spec's
 worked numbers do), θ noise ×1, W noise ×λ, last iterate; W is the code's 9 × 9 matrix (``w_rows = "classes"``:
