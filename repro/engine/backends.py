@@ -89,7 +89,7 @@ _ACCELERATOR_PROBE = ("import jax, sys; "
 
 
 def accelerator_visible(timeout: float = 120.0) -> bool:
-    """Whether JAX sees an accelerator (GPU/TPU) here; False without JAX (the ``vision`` extra).
+    """Whether JAX sees an accelerator (GPU/TPU) here; False without JAX (a broken install).
 
     Asked in a child process, so this process never opens the device (JAX would reserve most of its
     memory for the parent of the workers that need it)."""

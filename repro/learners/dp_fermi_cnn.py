@@ -48,8 +48,8 @@ the W noise and the Frobenius projection involve all l rows. ``w_rows="classes"`
 (:func:`psi_batch` is the code's ψ for any number of rows ≥ k); ``"groups"`` (the default here and the numpy
 engine's shape) trains the paper's k × l W.
 
-JAX is an optional dependency (``pip install -e ".[vision]"``); importing this module without it raises
-:class:`repro.errors.MissingExtraError` with that command.
+JAX is a core dependency (issue 34); it is imported through :mod:`repro.learners._jax`, which pins XLA's CPU
+thread pool; on an NVIDIA GPU ``pip install "jax[cuda12]"`` runs the same code.
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ from typing import Any
 
 import numpy as np
 
-from repro.errors import InvalidParameterError, MissingExtraError
+from repro.errors import InvalidParameterError
+from repro.learners._jax import jax, jnp  # JAX with XLA's CPU pool pinned (the same bytes for any --jobs)
 from repro.learners.dp_fermi import (
     DPFermiConfig,
     _batch_indices,
@@ -73,15 +74,6 @@ from repro.learners.dp_fermi import (
     privacy_event,
 )
 from repro.privacy.accounting import opacus_sampling
-
-try:
-    import jax
-    import jax.numpy as jnp
-except ImportError as err:  # pragma: no cover - exercised only without the extra
-    raise MissingExtraError(
-        'DP-FERMI on images needs JAX: install the vision extra with `pip install -e ".[vision]"` '
-        '(CPU wheel; `pip install "jax[cuda12]"` for an NVIDIA GPU).'
-    ) from err
 
 __all__ = [
     "VGG_CHANNELS",

@@ -80,7 +80,7 @@ log = logging.getLogger(__name__)
 VERSION = "1"
 #: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
 INDEX = ("knob",)
-#: importable modules this study needs beyond the base install (the ``vision`` extra)
+#: importable modules this study needs (JAX, a core dependency since issue 34; checked before any trial)
 REQUIRES = ("jax",)
 CODE_DEPENDENCIES = (
     "repro.learners.dp_fermi_cnn",
