@@ -37,7 +37,7 @@ def test_models_trained_together_equal_each_trained_alone(variant: str) -> None:
     configs = [base.with_(lam=0.0), base.with_(lam=10.0)]
     with float64():
         many = train_dp_fermi_jax_many(X, y, s, configs, rng=np.random.default_rng(3), device="cpu", n_classes=9,
-                                       **kw)
+                                       vectorize=True, **kw)
         for c, m in zip(configs, many, strict=True):
             one = train_dp_fermi_jax(X, y, s, c, rng=np.random.default_rng(3), device="cpu", n_classes=9, **kw)
             assert m.config == c and m.steps == one.steps
@@ -49,6 +49,21 @@ def test_models_trained_together_equal_each_trained_alone(variant: str) -> None:
                     np.testing.assert_allclose(b1, a1, rtol=1e-9, atol=1e-12)
                     np.testing.assert_allclose(b2, a2, rtol=1e-9, atol=1e-12)
     assert not all(np.array_equal(a, b) for a, b in zip(many[0].params, many[1].params, strict=True))  # λ matters
+
+
+def test_models_in_turn_are_each_the_single_model_run_from_the_same_generator_state() -> None:
+    """The CPU default (``vectorize=False``): bytes equal to one call per λ, each from a fresh copy of the stream."""
+    X, y, s = _images()
+    configs = [REF.with_(lam=0.0), REF.with_(lam=10.0)]
+    rng = np.random.default_rng(4)
+    turn = train_dp_fermi_jax_many(X, y, s, configs, rng=rng, device="cpu", n_classes=9)
+    for c, m in zip(configs, turn, strict=True):
+        one = train_dp_fermi_jax(X, y, s, c, rng=np.random.default_rng(4), device="cpu", n_classes=9)
+        assert all(np.array_equal(a, b) for a, b in zip(one.params, m.params, strict=True))
+        assert np.array_equal(one.W, m.W)
+    ref = np.random.default_rng(4)
+    train_dp_fermi_jax(X, y, s, configs[0], rng=ref, device="cpu", n_classes=9)
+    assert rng.random() == ref.random()   # the caller's stream ends where one model's run leaves it
 
 
 def test_models_trained_together_may_differ_only_in_lambda_and_noise() -> None:

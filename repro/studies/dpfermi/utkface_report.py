@@ -348,8 +348,9 @@ def report_markdown(bundle) -> str:
                 if c in tab
             ]
             tab = tab[cols]
-            note = ("wall time of training (compile included), measured in the trial; the λ models of a trial train "
-                    "together, so the time and the images/s (all models' images) are the trial's.")
+            note = ("wall time of training (compile included), measured in the trial; where `models_together` > 1 "
+                    "(an accelerator) the λ models trained in one program, and the time and images/s (all models' "
+                    "images) are theirs together.")
         lines.append(f"\n**{title}** ({note})\n")
         lines.append("| " + " | ".join(tab.columns) + " |")
         lines.append("|" + "---|" * len(tab.columns))
