@@ -432,6 +432,34 @@ def _shared_config(configs: Sequence[DPFermiConfig]) -> DPFermiConfig:
     return base
 
 
+def _checked_inputs(X: np.ndarray, y: np.ndarray, s: np.ndarray, cfg: DPFermiConfig):
+    """The engines' input checks (shared by :mod:`repro.learners.dp_fermi_compiled`): (X float64, integer labels,
+    integer groups, number of classes, the label parts, {part: 1/√p̂_S of the part})."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    s = np.asarray(s, dtype=np.int64)
+    n = X.shape[0]
+    yi = np.asarray(y).astype(np.int64)
+    if not (yi.shape == s.shape == (n,)):
+        raise InvalidParameterError(f"X, y, s must have n rows; got {X.shape}, {yi.shape}, {s.shape}.")
+    if np.any(yi != np.asarray(y)) or yi.min() < 0:
+        raise InvalidParameterError("labels must be integers 0, 1, … (class indices).")
+    n_classes = max(int(yi.max()) + 1, 2)
+    if cfg.head != "softmax" and n_classes > 2:
+        raise InvalidParameterError(f"head='logistic' needs 0/1 labels; got {n_classes} classes (use head='softmax').")
+    k = int(s.max()) + 1
+    if cfg.ermi_form == "code_1x1" and not 0 <= cfg.code_group < k:
+        raise InvalidParameterError(f"code_group must be a group index in [0, {k}); got {cfg.code_group}.")
+    labels = tuple(range(n_classes)) if cfg.fairness == "eo" else (None,)
+    isp = {}
+    for lab in labels:
+        sel = s if lab is None else s[yi == lab]
+        p = np.bincount(sel, minlength=k) / max(sel.size, 1)
+        if np.any(p <= 0):
+            raise InvalidParameterError(f"every group must appear in the training set (label {lab}); got {p}.")
+        isp[lab] = 1.0 / np.sqrt(p)
+    return X, yi, s, n_classes, labels, isp
+
+
 def _init_theta(d: int, n_out: int, G: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """θ of PyTorch's ``nn.Linear(d, n_out)`` (U(−1/√d, 1/√d)), the same for all G models: (d, G, L), (G, L)."""
     if n_out == 1:
@@ -482,30 +510,11 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
     """
     configs = list(configs)
     cfg = _shared_config(configs)
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    s = np.asarray(s, dtype=np.int64)
+    X, yi, s, n_classes, labels, isp = _checked_inputs(X, y, s, cfg)
     n, d = X.shape
-    yi = np.asarray(y).astype(np.int64)
-    if not (yi.shape == s.shape == (n,)):
-        raise InvalidParameterError(f"X, y, s must have n rows; got {X.shape}, {yi.shape}, {s.shape}.")
-    if np.any(yi != np.asarray(y)) or yi.min() < 0:
-        raise InvalidParameterError("labels must be integers 0, 1, … (class indices).")
     softmax_head = cfg.head == "softmax"
-    n_classes = max(int(yi.max()) + 1, 2)
-    if not softmax_head and n_classes > 2:
-        raise InvalidParameterError(f"head='logistic' needs 0/1 labels; got {n_classes} classes (use head='softmax').")
     L = n_classes if softmax_head else 1
     k = int(s.max()) + 1
-    if cfg.ermi_form == "code_1x1" and not 0 <= cfg.code_group < k:
-        raise InvalidParameterError(f"code_group must be a group index in [0, {k}); got {cfg.code_group}.")
-    labels = tuple(range(n_classes)) if cfg.fairness == "eo" else (None,)
-    isp = {}
-    for lab in labels:
-        sel = s if lab is None else s[yi == lab]
-        p = np.bincount(sel, minlength=k) / max(sel.size, 1)
-        if np.any(p <= 0):
-            raise InvalidParameterError(f"every group must appear in the training set (label {lab}); got {p}.")
-        isp[lab] = 1.0 / np.sqrt(p)
     Y = np.eye(n_classes)[yi] if softmax_head else yi.astype(np.float64)[:, None]   # (n, L) targets
 
     G = len(configs)

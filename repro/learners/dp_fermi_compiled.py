@@ -40,6 +40,7 @@ from repro.learners.dp_fermi import (
     DPFermiConfig,
     DPFermiResult,
     _batch_indices,
+    _checked_inputs,
     _init_theta,
     _shared_config,
     _w_sensitivity,
@@ -86,39 +87,17 @@ class _Trial:
     q: float | None
 
 
-def _labels(cfg: DPFermiConfig, n_classes: int) -> tuple[int | None, ...]:
-    return tuple(range(n_classes)) if cfg.fairness == "eo" else (None,)
-
-
 def _draws(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: Sequence[DPFermiConfig],
            rng: np.random.Generator) -> _Trial:
     """Check the inputs as the reference engine does and draw everything it would draw, in its order."""
     configs = list(configs)
     cfg = _shared_config(configs)
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    s = np.asarray(s, dtype=np.int64)
+    X, yi, s, n_classes, labels, isp_of = _checked_inputs(X, y, s, cfg)
+    isp = [isp_of[lab] for lab in labels]
     n, d = X.shape
-    yi = np.asarray(y).astype(np.int64)
-    if not (yi.shape == s.shape == (n,)):
-        raise InvalidParameterError(f"X, y, s must have n rows; got {X.shape}, {yi.shape}, {s.shape}.")
-    if np.any(yi != np.asarray(y)) or yi.min() < 0:
-        raise InvalidParameterError("labels must be integers 0, 1, … (class indices).")
     softmax_head = cfg.head == "softmax"
-    n_classes = max(int(yi.max()) + 1, 2)
-    if not softmax_head and n_classes > 2:
-        raise InvalidParameterError(f"head='logistic' needs 0/1 labels; got {n_classes} classes (use head='softmax').")
     L = n_classes if softmax_head else 1
     k = int(s.max()) + 1
-    if cfg.ermi_form == "code_1x1" and not 0 <= cfg.code_group < k:
-        raise InvalidParameterError(f"code_group must be a group index in [0, {k}); got {cfg.code_group}.")
-    labels = _labels(cfg, n_classes)
-    isp = []
-    for lab in labels:
-        sel = s if lab is None else s[yi == lab]
-        p = np.bincount(sel, minlength=k) / max(sel.size, 1)
-        if np.any(p <= 0):
-            raise InvalidParameterError(f"every group must appear in the training set (label {lab}); got {p}.")
-        isp.append(1.0 / np.sqrt(p))
     Y = np.eye(n_classes)[yi] if softmax_head else yi.astype(np.float64)[:, None]
     G = len(configs)
     lam = np.array([c.lam for c in configs])
