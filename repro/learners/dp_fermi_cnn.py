@@ -204,27 +204,7 @@ def update_running_stats(running, stats, mask, momentum: float = NORM_MOMENTUM):
 def vgg_apply(params: Params, x, running=None) -> Any:
     """Logits (N, n_classes) of uint8 or float images (N, r, r, 3); uint8 is scaled to [0, 1]. Instance
     statistics without ``running``; the running statistics (eval mode) with it (:func:`vgg_forward`)."""
-    if running is not None:
-        return vgg_forward(params, x, running)[0]
-    h = x.astype(params[0].dtype) / 255.0 if x.dtype == jnp.uint8 else x
-    for i, (stride, norm) in enumerate(zip(VGG_STRIDES, VGG_NORM, strict=True)):
-        h = (
-            jax.lax.conv_general_dilated(
-                h,
-                params[2 * i],
-                (stride, stride),
-                ((1, 1), (1, 1)),
-                dimension_numbers=("NHWC", "HWIO", "NHWC"),
-            )
-            + params[2 * i + 1]
-        )
-        if norm:
-            mean = h.mean(axis=(1, 2), keepdims=True)
-            h = (h - mean) / jnp.sqrt(h.var(axis=(1, 2), keepdims=True) + NORM_EPS)
-        h = jax.nn.relu(h)
-    # flatten in PyTorch's (C, H, W) order so the FC weight layout matches nn.Linear on NCHW
-    h = h.transpose(0, 3, 1, 2).reshape(h.shape[0], -1)
-    return h @ params[-2] + params[-1]
+    return vgg_forward(params, x, running)[0]
 
 
 def linear_init(rng: np.random.Generator, d: int, n_classes: int) -> Params:
