@@ -21,10 +21,29 @@ from repro.errors import InvalidParameterError, UnknownNameError
 from repro.privacy.guarantee import Guarantee
 from repro.privacy.guarantee import is_user_declared as is_user_label
 
-__all__ = ["Method", "discover", "find", "is_user_label", "USER_SUFFIX"]
+__all__ = ["KnobFit", "Method", "discover", "find", "is_user_label", "USER_SUFFIX"]
 
 #: how figures and reports mark a researcher's method (``repro run --with``)
 USER_SUFFIX = "(yours)"
+
+
+@dataclass(frozen=True)
+class KnobFit:
+    """One trial's knob grid made ready for its learner unit's batched fit (issue 34, item 1).
+
+    ``configs`` are the models the trial trains together (its knob points, sharing batches and noise draws),
+    on (``X``, ``y``, ``s``) with the trial's own generator ``rng``; ``finish(results)`` turns the unit's
+    results for these configs into what the method's ``run`` returns. A study that batches trials
+    collects the KnobFits of several trials and calls the method's ``fit_many`` once for all of them; each
+    trial's results are those it gets alone (the units' contract).
+    """
+
+    X: Any
+    y: Any
+    s: Any
+    configs: list
+    rng: Any
+    finish: Callable[[list], Any]
 
 
 @dataclass(frozen=True)
@@ -42,6 +61,10 @@ class Method:
     order: int = 100
     style: Mapping[str, Any] = field(default_factory=dict)
     variant_independent: bool = False
+    #: the batched hook (optional): ``prepare`` takes ``run``'s arguments and returns a :class:`KnobFit`;
+    #: ``fit_many(X, y, s, configs, generators)`` is the learner unit's batched fit
+    prepare: Callable[..., KnobFit] | None = None
+    fit_many: Callable[..., list] | None = None
 
     @property
     def record_names(self) -> tuple[str, ...]:

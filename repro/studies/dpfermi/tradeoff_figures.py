@@ -104,23 +104,19 @@ def _run_user_method(params: dict[str, Any], ctx: TrialContext, parts: tuple) ->
     return records, [privacy], {}, guarantee.label.value
 
 
-def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
-    """Train every knob point of one (dataset, ε, method) and evaluate on the test split.
-
-    Spec: seed-004 §7.2–§7.4.
-    """
+def _inputs(params: dict[str, Any], ctx: TrialContext) -> tuple[str, Any, tuple]:
+    """The data mode, dataset and split of one trial (checked first)."""
     fairness = params["fairness"]
     if fairness not in ("dp", "eo"):
         raise InvalidParameterError(f"fairness must be 'dp' or 'eo'; got {fairness!r}.")
     data = str(params["data"])
     ds = load_dataset(params["dataset"], data)
-    parts = _split(ds, params, ctx, data)
-    method = str(params["method"])
-    if params.get(USER_KEY):
-        records, privacy, tables, label = _run_user_method(params, ctx, parts)
-    else:
-        records, privacy, tables = method_registry.get(method).run(params, ctx, data, ds, parts)
-        label = epsilon_label(method, str(params["variant"]))
+    return data, ds, _split(ds, params, ctx, data)
+
+
+def _output(params: dict[str, Any], data: str, ds, records: list, privacy: list, tables: dict,
+            label: str) -> TrialOutput:
+    """A trial's records and tables, each privacy row with its ε label, data source and per-person ε."""
     for row in privacy:
         row.update(eps_label=label, data=data,
                    data_source=ds.source + ("" if ds.canonical else " (DERIVED or INFERRED, not canonical)"),
@@ -128,3 +124,52 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     for r in records:
         r["eps_label"] = label
     return TrialOutput(records=records, tables={"privacy": privacy, **tables})
+
+
+def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
+    """Train every knob point of one (dataset, ε, method) and evaluate on the test split.
+
+    Spec: seed-004 §7.2–§7.4.
+    """
+    data, ds, parts = _inputs(params, ctx)
+    method = str(params["method"])
+    if params.get(USER_KEY):
+        records, privacy, tables, label = _run_user_method(params, ctx, parts)
+    else:
+        records, privacy, tables = method_registry.get(method).run(params, ctx, data, ds, parts)
+        label = epsilon_label(method, str(params["variant"]))
+    return _output(params, data, ds, records, privacy, tables, label)
+
+
+#: the most trials of one cell the runner hands to :func:`run_trials` at once (each trial's draws are held
+#: in memory until its batch is trained: ≈ 90 MB for an Adult trial at the full profile)
+BATCH_TRIALS = 5
+
+
+def batch_key(params: dict[str, Any], ctx: TrialContext) -> tuple | None:
+    """Trials of one cell whose method has a batched fit (DP-FERMI) run together, by groups of
+    :data:`BATCH_TRIALS` repetitions; the others (baselines, ``--with``) one at a time (issue 34, item 2)."""
+    if params.get(USER_KEY) or method_registry.get(str(params["method"])).prepare is None:
+        return None
+    return ctx.key.params_json, ctx.key.variant, ctx.repetition // BATCH_TRIALS
+
+
+def run_trials(params_list: list[dict[str, Any]], ctxs: list[TrialContext]) -> list[TrialOutput]:
+    """Several trials of one batch (:func:`batch_key`): each trial's knob grid is prepared as it is alone
+    (:class:`repro.studies.methods.KnobFit`), all of them train in one call of the learner unit's
+    ``fit_many``, and each is finished on its own test rows. A trial's records are the ones it gets alone
+    (the unit's contract; ``tests/studies/dpfermi/test_batched_trials.py``)."""
+    prepared = []
+    for params, ctx in zip(params_list, ctxs, strict=True):
+        data, ds, parts = _inputs(params, ctx)
+        method = method_registry.get(str(params["method"]))
+        prepared.append((params, data, ds, method, method.prepare(params, ctx, data, ds, parts)))
+    method = prepared[0][3]
+    fits = [fit for *_, fit in prepared]
+    results = method.fit_many([f.X for f in fits], [f.y for f in fits], [f.s for f in fits],
+                              [f.configs for f in fits], [f.rng for f in fits])
+    outputs = []
+    for (params, data, ds, m, fit), res in zip(prepared, results, strict=True):
+        records, privacy, tables = fit.finish(res)
+        outputs.append(_output(params, data, ds, records, privacy, tables, epsilon_label(m.name, str(params["variant"]))))
+    return outputs

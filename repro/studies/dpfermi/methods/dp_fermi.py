@@ -19,11 +19,11 @@ from repro.engine.trial import TrialContext
 from repro.errors import InvalidParameterError
 from repro.learners.dp_fermi import DPFermiConfig, accountant_name
 from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
-from repro.learners.dp_fermi_unit import VARIANTS, configure, schedule, train_batch
+from repro.learners.dp_fermi_unit import VARIANTS, configure, fit_many, schedule
 from repro.privacy.dpfermi_noise import accountant_epsilons, data_bound_epsilons, group_floor
 from repro.privacy.group import SHARED_NOISE
 from repro.studies.dpfermi._tabular import metrics, privileged_group, split
-from repro.studies.methods import Method
+from repro.studies.methods import KnobFit, Method
 
 #: the DP-FERMI engine configuration of each variant; its privacy mode decides the guarantee, which the
 #: engine declares next to its code (:func:`repro.learners.dp_fermi.guarantee`; ε is filled per cell)
@@ -99,8 +99,9 @@ def data_facts(Xtr, ytr, str_, yte, fairness: str, code_group: int, batch_size: 
             "label_rows": m_y, "p_group": p_g, "error_all_negative": float(np.mean(np.asarray(yte) != 0))}
 
 
-def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) -> tuple[list, list, dict]:
-    """Every λ of one (dataset, ε) cell and the non-private λ = 0 model, in one batched pass."""
+def prepare(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) -> KnobFit:
+    """Every λ of one (dataset, ε) cell and the non-private λ = 0 model, made ready for one batched pass
+    (:func:`repro.learners.dp_fermi_unit.fit_many`); its ``finish`` scores them on the test rows."""
     Xtr, ytr, str_, Xte, yte, ste = parts
     eps = float(params["epsilon"])
     fairness = params["fairness"]
@@ -159,13 +160,16 @@ def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) 
         first = next(iter(settings.values()))
         nonpriv = ref.with_(clip_norm=first[0], w_radius=first[1], lr_theta=first[2], sigma_theta=0.0,
                             sigma_w=0.0, lam=0.0)
-        results = train_batch(Xtr, ytr, str_, [*cfgs, nonpriv], rng=ctx.rng())
-        err0 = metrics(results[-1].model.predict(Xte), yte, ste, fairness)["error"]
-        records = [{"method": "dp-fermi", "knob": lam, "hyper": hyper, "clip_L": clip, "radius_D": radius,
-                    "lr_theta": lr, "error_nonprivate": err0,
-                    **metrics(res.model.predict(Xte), yte, ste, fairness)}
-                   for (hyper, clip, radius, lr, lam), res in zip(tags, results[:-1], strict=True)]
-        return records, privacy_rows, tables
+
+        def finish_reference(results: list) -> tuple[list, list, dict]:
+            err0 = metrics(results[-1].model.predict(Xte), yte, ste, fairness)["error"]
+            records = [{"method": "dp-fermi", "knob": lam, "hyper": hyper, "clip_L": clip, "radius_D": radius,
+                        "lr_theta": lr, "error_nonprivate": err0,
+                        **metrics(res.model.predict(Xte), yte, ste, fairness)}
+                       for (hyper, clip, radius, lr, lam), res in zip(tags, results[:-1], strict=True)]
+            return records, privacy_rows, tables
+
+        return KnobFit(Xtr, ytr, str_, [*cfgs, nonpriv], ctx.rng(), finish_reference)
     elif variant in ("strict", "strict-all"):
         lambdas = [float(v) for v in params["strict_lambdas"]]
         # strict: the exact strict accountant (unclipped non-sensitive part, issue 14 defect 1; issue 21);
@@ -179,14 +183,23 @@ def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) 
     else:
         raise InvalidParameterError(
             f"variant must be 'reference', 'strict' or 'strict-all'; got {variant!r}.")
+
+    def finish_strict(results: list) -> tuple[list, list, dict]:
+        err0 = metrics(results[-1].model.predict(Xte), yte, ste, fairness)["error"]
+        records = [{"method": "dp-fermi", "knob": lam, "error_nonprivate": err0,
+                    **metrics(res.model.predict(Xte), yte, ste, fairness)}
+                   for lam, res in zip(lambdas, results[:-1], strict=True)]
+        return records, [privacy], tables
+
     # all λ and the non-private λ = 0 model in one batched run (shared batches and noise draws)
-    results = train_batch(Xtr, ytr, str_, [cfg.with_(lam=lam) for lam in lambdas] + [nonpriv], rng=ctx.rng())
-    err0 = metrics(results[-1].model.predict(Xte), yte, ste, fairness)["error"]
-    records = [{"method": "dp-fermi", "knob": lam, "error_nonprivate": err0,
-                **metrics(res.model.predict(Xte), yte, ste, fairness)}
-               for lam, res in zip(lambdas, results[:-1], strict=True)]
-    return records, [privacy], tables
+    return KnobFit(Xtr, ytr, str_, [cfg.with_(lam=lam) for lam in lambdas] + [nonpriv], ctx.rng(), finish_strict)
 
 
-METHOD = Method(name="dp-fermi", run=run, guarantee=GUARANTEES, order=30,
+def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) -> tuple[list, list, dict]:
+    """One trial alone: :func:`prepare`, then its models as one compiled program."""
+    fit = prepare(params, ctx, data, ds, parts)
+    return fit.finish(fit_many(fit.X, fit.y, fit.s, [fit.configs], [fit.rng])[0])
+
+
+METHOD = Method(name="dp-fermi", run=run, prepare=prepare, fit_many=fit_many, guarantee=GUARANTEES, order=30,
                 style={"dp-fermi": {"color": "tab:orange", "label": "DP-FERMI"}})
