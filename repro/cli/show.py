@@ -175,4 +175,4 @@ def show(experiment_id: str, as_toml: bool, notes: bool) -> None:
     show_spec(spec)
     if notes and spec.notes:
         click.echo("notes:")
-        click.echo(textwrap.indent(resolve_citations(spec.notes.strip()), "  "))
+        click.echo(textwrap.indent(resolve_citations(spec.rendered_notes().strip()), "  "))
