@@ -677,8 +677,9 @@ def _parse_cells(path: Path, where: str, cells: list[Any]) -> tuple[dict[str, An
 #: sub-folder of the experiments folder holding base files: shared blocks named by ``extends``, not
 #: experiments themselves (no ``id``, never listed)
 BASE_DIR = "_base"
-#: keys a file never inherits through ``extends``: its identity and the paper's values it is judged on
-_NOT_INHERITED = ("id", "aliases", "references")
+#: keys a file never inherits through ``extends``: its identity, the paper's values it is judged on and its
+#: declared fidelity status
+_NOT_INHERITED = ("id", "aliases", "references", "fidelity")
 #: packages whose modules may be named by ``trial`` (``repro._testing`` holds the test suite's toy studies)
 TRIAL_PACKAGES = ("repro.studies", "repro._testing")
 
