@@ -14,8 +14,8 @@ walking the tree: nothing is ``eval``-ed, and only these forms are accepted:
   tolerance of 1e-9); the rows of a selection are ordered by the summary's parameter columns (e.g. ε), so
   selections of two methods over one grid line up element by element;
 - arithmetic ``+ - * / **`` and unary ``-`` (element-wise, a scalar broadcasts), comparisons ``< <= > >= ==
-  !=`` (chained; an element-wise comparison holds when it holds for every element), ``and``, ``or``,
-  ``not``;
+  !=`` (chained, element-wise: a comparison holds when it holds for every element, and ``any(x > y)``
+  when it holds for one), ``and``, ``or``, ``not``;
 - functions ``abs(x)``, ``min(...)``/``max(...)`` (one argument: over its elements; several: element-wise),
   ``mean(x)``, ``all(x)``, ``any(x)``, ``first(x)``, ``last(x)``, ``decreasing(x)``/``increasing(x)``
   (strictly, in the selection's order); subscripts by an integer constant (``threshold[1]``, ``x[-1]``).
@@ -248,12 +248,12 @@ def _eval(node: ast.AST, scope: _Scope) -> Any:
         return _BINOPS[type(node.op)](_value(_eval(node.left, scope)), _value(_eval(node.right, scope)))
     if isinstance(node, ast.Compare):
         left = _value(_eval(node.left, scope))
+        result: Any = True
         for op, comparator in zip(node.ops, node.comparators, strict=True):
             right = _value(_eval(comparator, scope))
-            if not bool(np.all(_CMPOPS[type(op)](left, right))):
-                return False
+            result = np.logical_and(result, _CMPOPS[type(op)](left, right))
             left = right
-        return True
+        return result   # element-wise; `any(...)` looks inside, everything else needs every element
     if isinstance(node, ast.Subscript):
         base = np.atleast_1d(_value(_eval(node.value, scope)))
         index = int(_value(_eval(node.slice, scope)))
