@@ -5,6 +5,11 @@ reproduces, the study module that runs its trials, the parameter grid, seeds per
 metrics with tolerances and the paper's reference values with provenance. The files hold no
 logic; this module is the only place that reads them, and every error names the file and key.
 
+A family of files shares a base through ``extends`` (:func:`merge_raw`: tables merge by key, arrays and scalars
+replace unless written under ``[append]``, ``[[metrics]]``/``[[claims]]`` merge by name; ``id``, ``aliases``,
+``[[references]]`` and ``[fidelity]`` are never inherited). ``{name}`` in ``notes`` is filled from the typed
+params (:func:`render_notes`); ``[[claims]]`` are checked here and judged by :mod:`repro.engine.claims`.
+
 TOML was chosen over data-only Python modules because a TOML file cannot execute code, so "no
 logic in experiment files" holds by construction, and because it is read with the standard
 library (``tomllib``).
