@@ -34,8 +34,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 __all__ = ["Claim", "ClaimError", "NotEvaluable", "check_expression", "evaluate", "evaluate_all"]
 
 
@@ -62,50 +60,44 @@ class Claim:
 _LEADING = ("result_id", "method", "setting", "metric", "n", "mean", "std", "paper", "diff", "tolerance",
             "within", "paper_source")
 
-_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.divide, ast.Pow: np.power}
-_CMPOPS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Lt: np.less, ast.LtE: np.less_equal, ast.Gt: np.greater, ast.GtE: np.greater_equal,
-    ast.Eq: np.equal, ast.NotEq: np.not_equal}
+#: the operators of the language, by node type, as numpy's element-wise functions (resolved when a claim is
+#: judged, so loading experiment files never imports numpy: `repro list` stays light)
+_BINOPS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide", ast.Pow: "power"}
+_CMPOPS = {ast.Lt: "less", ast.LtE: "less_equal", ast.Gt: "greater", ast.GtE: "greater_equal", ast.Eq: "equal",
+           ast.NotEq: "not_equal"}
 
 
-def _strictly(sign: int) -> Callable[[Any], bool]:
-    def check(x: Any) -> bool:
+#: the functions of the language (implemented in :func:`_functions`)
+FUNCTIONS = ("abs", "min", "max", "mean", "all", "any", "first", "last", "decreasing", "increasing")
+
+
+def _functions() -> dict[str, Callable[..., Any]]:
+    """The functions of :data:`FUNCTIONS` over numpy arrays (a scalar is a one-element array)."""
+    import numpy as np
+
+    def nonempty(x: Any) -> Any:
         a = np.atleast_1d(np.asarray(x, dtype=float))
-        return bool(np.all(sign * np.diff(a) > 0))
-    return check
+        if a.size == 0:
+            raise NotEvaluable("empty selection")
+        return a
 
+    def minmax(reduce: Callable[..., Any], elementwise: Callable[..., Any]) -> Callable[..., Any]:
+        def f(*args: Any) -> Any:
+            if len(args) == 1:
+                return reduce(nonempty(args[0]))
+            out = args[0]
+            for arg in args[1:]:
+                out = elementwise(out, arg)
+            return out
+        return f
 
-def _minmax(reduce: Callable[..., Any], elementwise: Callable[..., Any]) -> Callable[..., Any]:
-    def f(*args: Any) -> Any:
-        if len(args) == 1:
-            return reduce(_nonempty(args[0]))
-        out = args[0]
-        for a in args[1:]:
-            out = elementwise(out, a)
-        return out
-    return f
+    def strictly(sign: int) -> Callable[[Any], bool]:
+        return lambda x: bool(np.all(sign * np.diff(np.atleast_1d(np.asarray(x, dtype=float))) > 0))
 
-
-def _nonempty(x: Any) -> np.ndarray:
-    a = np.atleast_1d(np.asarray(x, dtype=float))
-    if a.size == 0:
-        raise NotEvaluable("empty selection")
-    return a
-
-
-FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "abs": np.abs,
-    "min": _minmax(np.min, np.minimum),
-    "max": _minmax(np.max, np.maximum),
-    "mean": lambda x: float(np.mean(_nonempty(x))),
-    "all": lambda x: bool(np.all(x)),
-    "any": lambda x: bool(np.any(x)),
-    "first": lambda x: float(_nonempty(x)[0]),
-    "last": lambda x: float(_nonempty(x)[-1]),
-    "decreasing": _strictly(-1),
-    "increasing": _strictly(+1),
-}
+    return {"abs": np.abs, "min": minmax(np.min, np.minimum), "max": minmax(np.max, np.maximum),
+            "mean": lambda x: float(np.mean(nonempty(x))), "all": lambda x: bool(np.all(x)),
+            "any": lambda x: bool(np.any(x)), "first": lambda x: float(nonempty(x)[0]),
+            "last": lambda x: float(nonempty(x)[-1]), "decreasing": strictly(-1), "increasing": strictly(+1)}
 
 
 def check_expression(expr: str, names: Sequence[str] = (), *, where: str = "claim") -> ast.Expression:
@@ -172,6 +164,8 @@ class _Selection:
     frame: Any  # pandas.DataFrame
 
     def filtered(self, filters: Mapping[str, Any]) -> _Selection:
+        import numpy as np
+
         frame = self.frame
         for key, want in filters.items():
             if key not in frame.columns:
@@ -185,7 +179,9 @@ class _Selection:
             frame = frame[mask]
         return _Selection(frame)
 
-    def values(self) -> np.ndarray:
+    def values(self) -> Any:
+        import numpy as np
+
         if self.frame.empty:
             raise NotEvaluable("empty selection")
         return np.asarray(self.frame["mean"], dtype=float)
@@ -199,6 +195,8 @@ class _Scope:
     values: Mapping[str, Any] = field(default_factory=dict)
 
     def name(self, name: str) -> Any:
+        import numpy as np
+
         if name == "threshold":
             if self.threshold is None:
                 raise ClaimError("the claim uses `threshold` but declares none")
@@ -225,10 +223,14 @@ def _value(x: Any) -> Any:
 
 
 def _truth(x: Any) -> bool:
+    import numpy as np
+
     return bool(np.all(_value(x)))
 
 
 def _eval(node: ast.AST, scope: _Scope) -> Any:
+    import numpy as np
+
     if isinstance(node, ast.Expression):
         return _eval(node.body, scope)
     if isinstance(node, ast.Constant):
@@ -245,13 +247,14 @@ def _eval(node: ast.AST, scope: _Scope) -> Any:
             return not _truth(operand)
         return np.negative(_value(operand)) if isinstance(node.op, ast.USub) else _value(operand)
     if isinstance(node, ast.BinOp):
-        return _BINOPS[type(node.op)](_value(_eval(node.left, scope)), _value(_eval(node.right, scope)))
+        binop = getattr(np, _BINOPS[type(node.op)])
+        return binop(_value(_eval(node.left, scope)), _value(_eval(node.right, scope)))
     if isinstance(node, ast.Compare):
         left = _value(_eval(node.left, scope))
         result: Any = True
         for op, comparator in zip(node.ops, node.comparators, strict=True):
             right = _value(_eval(comparator, scope))
-            result = np.logical_and(result, _CMPOPS[type(op)](left, right))
+            result = np.logical_and(result, getattr(np, _CMPOPS[type(op)])(left, right))
             left = right
         return result   # element-wise; `any(...)` looks inside, everything else needs every element
     if isinstance(node, ast.Subscript):
@@ -264,7 +267,7 @@ def _eval(node: ast.AST, scope: _Scope) -> Any:
         assert isinstance(node.func, ast.Name)
         name = node.func.id
         if name in FUNCTIONS:
-            return FUNCTIONS[name](*(_value(_eval(a, scope)) for a in node.args))
+            return _functions()[name](*(_value(_eval(a, scope)) for a in node.args))
         target = scope.name(name)
         if not isinstance(target, _Selection):
             raise ClaimError(f"{name} is not a metric; only a metric can be filtered")
@@ -279,6 +282,8 @@ def evaluate(claim: Claim, summary: Any = None, *, params: Mapping[str, Any] | N
     report's named ``values``; ``None`` when a selection it needs has no rows (or a value is not finite)."""
     tree = check_expression(claim.expr, where=f"claim {claim.name!r}")
     scope = _Scope(claim.threshold, summary, params or {}, values or {})
+    import numpy as np
+
     try:
         with np.errstate(all="ignore"):
             result = _value(_eval(tree, scope))
