@@ -155,6 +155,13 @@ def show_spec(spec: ExperimentSpec) -> None:
         tol = r.tolerance if r.tolerance is not None else spec.metric(r.metric).tolerance
         _line(f"{r.metric} = {_fmt(r.value)}" + (f" ± {_fmt(tol)}" if tol is not None else "") +
               (f"  [{where}]" if where else "") + f"  — {resolve_citations(r.source)}")
+    click.echo(f"claims ({len(spec.claims)}; judged on the summary by `repro report`):" if spec.claims
+               else "claims: none")
+    for c in spec.claims:
+        limit = f"  [threshold {_fmt(list(c.threshold) if isinstance(c.threshold, tuple) else c.threshold)}]" \
+            if c.threshold is not None else ""
+        _line(f"{c.name}: {c.expr}{limit}" + (f" — {c.description}" if c.description else "")
+              + f"  — {resolve_citations(c.source)}")
     if spec.expected:
         _line("expected: " + " ".join(spec.expected.split()), 0)
 
@@ -175,4 +182,4 @@ def show(experiment_id: str, as_toml: bool, notes: bool) -> None:
     show_spec(spec)
     if notes and spec.notes:
         click.echo("notes:")
-        click.echo(textwrap.indent(resolve_citations(spec.notes.strip()), "  "))
+        click.echo(textwrap.indent(resolve_citations(spec.rendered_notes().strip()), "  "))

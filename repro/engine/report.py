@@ -204,7 +204,7 @@ def render_bundle(bundle: ResultBundle, relative_to: Path) -> str:
     if hook is not None:
         lines += [hook(bundle).strip(), ""]
     if spec.notes.strip():
-        lines += ["**Notes.** " + resolve_citations(spec.notes.strip()), ""]
+        lines += ["**Notes.** " + resolve_citations(spec.rendered_notes().strip()), ""]
     figures = bundle.figures()
     if figures:
         lines.append("Figures: " + ", ".join(

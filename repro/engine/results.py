@@ -202,13 +202,25 @@ class ResultBundle:
     def variant(self) -> str:
         return self.run.get("variant", "")
 
-    def table(self, name: str) -> pd.DataFrame:
-        """The extra table ``tables/<name>.csv`` (loaded on first use)."""
+    _MISSING: Any = object()
+
+    def table(self, name: str, default: Any = _MISSING) -> Any:
+        """The extra table ``tables/<name>.csv`` (loaded on first use).
+
+        ``default`` (e.g. ``None``): returned when the run wrote no such table (an optional table, or
+        results older than the table); without it a missing table raises :class:`NoResultsError`. An empty
+        file is an empty frame. Only absence is forgiven: a malformed file still raises.
+        """
         if name not in self._tables:
             path = self.directory / "tables" / f"{name}.csv"
             if not path.exists():
+                if default is not ResultBundle._MISSING:
+                    return default
                 raise NoResultsError(f"{self.spec.id}: no table {name!r} in {self.directory}")
-            self._tables[name] = pd.read_csv(path)
+            try:
+                self._tables[name] = pd.read_csv(path)
+            except pd.errors.EmptyDataError:
+                self._tables[name] = pd.DataFrame()
         return self._tables[name]
 
     def figures(self) -> list[Path]:

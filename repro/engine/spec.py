@@ -5,6 +5,11 @@ reproduces, the study module that runs its trials, the parameter grid, seeds per
 metrics with tolerances and the paper's reference values with provenance. The files hold no
 logic; this module is the only place that reads them, and every error names the file and key.
 
+A family of files shares a base through ``extends`` (:func:`merge_raw`: tables merge by key, arrays and scalars
+replace unless written under ``[append]``, ``[[metrics]]``/``[[claims]]`` merge by name; ``id``, ``aliases``,
+``[[references]]`` and ``[fidelity]`` are never inherited). ``{name}`` in ``notes`` is filled from the typed
+params (:func:`render_notes`); ``[[claims]]`` are checked here and judged by :mod:`repro.engine.claims`.
+
 TOML was chosen over data-only Python modules because a TOML file cannot execute code, so "no
 logic in experiment files" holds by construction, and because it is read with the standard
 library (``tomllib``).
@@ -12,6 +17,7 @@ library (``tomllib``).
 
 from __future__ import annotations
 
+import ast
 import itertools
 import logging
 import math
@@ -24,6 +30,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from repro.engine.claims import Claim, ClaimError, check_expression
 from repro.engine.identity import canonical_json, setting_label
 from repro.errors import (
     ExperimentFileError,
@@ -37,6 +44,7 @@ from repro.errors import (
 __all__ = [
     "PROFILES",
     "REQUIRED_PROFILES",
+    "Claim",
     "ExperimentSpec",
     "Metric",
     "Profile",
@@ -49,6 +57,7 @@ __all__ = [
     "extends_chain",
     "merge_raw",
     "merged_raw",
+    "render_notes",
     "skipped_files",
     "validate_param",
 ]
@@ -66,7 +75,7 @@ _TOP_KEYS = {
     "kind": str, "trial": str, "datasets": list, "variants": list, "variant_help": dict,
     "base_seed": int, "notes": str, "params": dict, "grid": dict, "cells": list, "profiles": dict,
     "metrics": list, "references": list, "aliases": list, "domains": dict, "expected": str,
-    "fidelity": dict,
+    "fidelity": dict, "claims": list,
 }
 #: ``[fidelity]``: the declared status of a result for the fidelity dashboard (repro/engine/fidelity.py)
 FIDELITY_STATUSES = ("reproduced", "partial", "not reproduced", "claims only", "surrogate data", "checked",
@@ -77,6 +86,7 @@ _REQUIRED = ("id", "title", "document", "section", "spec", "reproduces", "kind",
              "metrics")
 _PROFILE_KEYS = {"seeds": int, "est_seconds": (int, float), "params": dict, "grid": dict, "cells": list}
 _METRIC_KEYS = {"name": str, "description": str, "tolerance": (int, float), "unit": str}
+_CLAIM_KEYS = {"name": str, "expr": str, "threshold": (int, float, list), "source": str, "description": str}
 _REF_KEYS = {"metric": str, "value": (int, float), "source": str, "method": str, "setting": dict,
              "tolerance": (int, float)}
 
@@ -173,6 +183,7 @@ class ExperimentSpec:
     domains: Mapping[str, Any] = field(default_factory=dict)
     expected: str = ""
     fidelity: Mapping[str, str] = field(default_factory=dict)
+    claims: tuple[Claim, ...] = ()
 
     @property
     def default_variant(self) -> str:
@@ -187,6 +198,25 @@ class ExperimentSpec:
             if m.name == name:
                 return m
         raise KeyError(name)
+
+    def claim(self, name: str) -> Claim:
+        """The ``[[claims]]`` entry ``name`` (KeyError naming the declared ones)."""
+        for c in self.claims:
+            if c.name == name:
+                return c
+        raise KeyError(f"{self.id}: no claim {name!r}; declared: {', '.join(c.name for c in self.claims)}")
+
+    def rendered_notes(self) -> str:
+        """The notes with their ``{placeholders}`` filled from the typed params (:func:`render_notes`)."""
+        return render_notes(self.notes, self.placeholder_values())
+
+    def placeholder_values(self) -> dict[str, Any]:
+        """What a ``{name}`` in the notes may name: a key of ``[params]`` (its typed value) or a ``[grid]`` axis
+        (its list of typed values); profiles' overrides are not used (the notes describe the experiment)."""
+        values: dict[str, Any] = dict(self.coerce_params(self.params))
+        for key, axis in (self.grid or {}).items():
+            values.setdefault(key, [self.coerce_params({key: v})[key] for v in axis])
+        return values
 
     def profile(self, name: str) -> Profile:
         if name not in self.profiles:
@@ -631,6 +661,8 @@ def _parse_grid(path: Path, where: str, grid: Mapping[str, Any]) -> dict[str, li
 
 
 def _parse_cells(path: Path, where: str, cells: list[Any]) -> tuple[dict[str, Any], ...]:
+    """The listed cells; a cell with array values stands for one cell per value (the product of its arrays,
+    first key slowest), so ``{ method = "DP-FERMI", lambda = [0.5, 1.0] }`` is two cells in that order."""
     if not cells:
         raise _err(path, where, "must be a non-empty array of tables")
     out = []
@@ -638,16 +670,21 @@ def _parse_cells(path: Path, where: str, cells: list[Any]) -> tuple[dict[str, An
         if not isinstance(c, dict):
             raise _err(path, f"{where}[{i}]", "each cell must be a table")
         for k, v in c.items():
+            if isinstance(v, list) and not v:
+                raise _err(path, f"{where}[{i}].{k}", "an array in a cell lists its values; it must not be empty")
             validate_param(k, v, where=f"{path}: key {where}[{i}].{k}")
-        out.append(dict(c))
+        axes = {k: v for k, v in c.items() if isinstance(v, list)}
+        for combo in itertools.product(*axes.values()):
+            out.append({**c, **dict(zip(axes, combo, strict=True))})
     return tuple(out)
 
 
 #: sub-folder of the experiments folder holding base files: shared blocks named by ``extends``, not
 #: experiments themselves (no ``id``, never listed)
 BASE_DIR = "_base"
-#: keys a file never inherits through ``extends``: its identity and the paper's values it is judged on
-_NOT_INHERITED = ("id", "aliases", "references")
+#: keys a file never inherits through ``extends``: its identity, the paper's values it is judged on and its
+#: declared fidelity status
+_NOT_INHERITED = ("id", "aliases", "references", "fidelity")
 #: packages whose modules may be named by ``trial`` (``repro._testing`` holds the test suite's toy studies)
 TRIAL_PACKAGES = ("repro.studies", "repro._testing")
 
@@ -674,17 +711,31 @@ def _extends_path(path: Path, name: Any) -> Path:
     return (path.parent / (name if name.endswith(".toml") else f"{name}.toml")).resolve()
 
 
-def merge_raw(base: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any]:
-    """``child`` merged over ``base`` (the rule of ``extends``).
+#: the table of a member file whose entries are appended to the inherited values instead of replacing them
+APPEND = "append"
+#: arrays of tables merged by ``name`` (a member's entry with a base entry's name replaces it in place)
+_BY_NAME = ("metrics", "claims")
 
-    Tables merge key by key, recursively, except that a ``[domains]`` entry is replaced whole; arrays
-    and scalars in ``child`` replace ``base``'s;
-    ``[[metrics]]`` are inherited and extended: a child metric with a base metric's name replaces it in
-    place, a new name is appended; ``id``, ``aliases`` and ``[[references]]`` are never inherited.
+
+def merge_raw(base: Mapping[str, Any], child: Mapping[str, Any], *, where: str = "") -> dict[str, Any]:
+    """``child`` merged over ``base`` (the rule of ``extends``; ``where`` names the child file in errors).
+
+    - **Tables merge key by key**, recursively, except that a ``[domains]`` entry is replaced whole (a
+      parameter's domain is never mixed).
+    - **Arrays and scalars replace** the base's, unless the child writes them under ``[append]``: there a
+      string is added after the inherited string (notes: the base's paragraphs, then the member's) and an
+      array after the inherited array (``[append.grid] method = ["x"]``: the base's methods, then ``x``). The
+      ``[append]`` table mirrors the file's keys; what it names must be inherited (with the same kind) and
+      must not also be set by the same file.
+    - **``[[metrics]]`` and ``[[claims]]``** are inherited and extended: a child entry with a base entry's
+      ``name`` replaces it in place, a new name is appended.
+    - ``id``, ``aliases`` and ``[[references]]`` are never inherited (a base may not hold them).
     """
     out = {k: v for k, v in base.items() if k not in _NOT_INHERITED}
     for key, value in child.items():
-        if key == "metrics" and isinstance(out.get(key), list) and isinstance(value, list):
+        if key == APPEND:
+            continue
+        if key in _BY_NAME and isinstance(out.get(key), list) and isinstance(value, list):
             merged = list(out[key])
             names = [m.get("name") if isinstance(m, dict) else None for m in merged]
             for m in value:
@@ -698,10 +749,39 @@ def merge_raw(base: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, An
         elif key == "domains" and isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = {**out[key], **value}  # a parameter's domain is replaced whole, never mixed
         elif isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge_raw(out[key], value)
+            out[key] = merge_raw(out[key], value, where=where)
         else:
             out[key] = value
+    if APPEND in child:
+        _append(out, base, child, child[APPEND], where, APPEND)
     return out
+
+
+def _append(out: dict[str, Any], base: Mapping[str, Any], child: Mapping[str, Any], table: Any, where: str,
+            path: str) -> None:
+    """Apply ``[append]`` (see :func:`merge_raw`): each entry extends the inherited value at its key."""
+    if not isinstance(table, dict) or not table:
+        raise _err(where, path, "must be a table mirroring the file's keys (e.g. [append] notes = \"...\" or "
+                   "[append.grid] method = [...])")
+    for key, value in table.items():
+        here = f"{path}.{key}"
+        inherited = base.get(key) if isinstance(base, Mapping) else None
+        if isinstance(value, dict):
+            if not isinstance(inherited, dict):
+                raise _err(where, here, "appends to a table the base does not have")
+            sub_child = child.get(key, {}) if isinstance(child.get(key), dict) else {}
+            _append(out[key], inherited, sub_child, value, where, here)
+            continue
+        if key in child:
+            raise _err(where, here, f"the file both sets {key!r} and appends to it; keep one")
+        if isinstance(value, str) and isinstance(inherited, str):
+            out[key] = inherited + value
+        elif isinstance(value, list) and isinstance(inherited, list) and key not in _BY_NAME:
+            out[key] = [*inherited, *value]
+        else:
+            what = "nothing" if inherited is None else type(inherited).__name__
+            raise _err(where, here, f"appends a {type(value).__name__} to {what}; [append] extends an "
+                       "inherited string or array (set the key directly to replace it)")
 
 
 def _resolve(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
@@ -718,13 +798,16 @@ def _resolve(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
                 raise _err(path, key, "is not allowed in a base file (never inherited); put it in each "
                            "experiment file")
     if "extends" not in raw:
+        if APPEND in raw:
+            raise _err(path, APPEND, "appends to inherited values, but the file has no `extends`; set the keys "
+                       "directly")
         return raw
     name = raw.pop("extends")
     base_path = _extends_path(path, name)
     if not base_path.is_file():
         raise _err(path, "extends", f"names {name!r}, but {base_path} does not exist; give a path relative to "
                    f"{path.parent} (e.g. \"{BASE_DIR}/x.toml\") or an experiment id")
-    return merge_raw(_resolve(base_path, (*chain, resolved)), raw)
+    return merge_raw(_resolve(base_path, (*chain, resolved)), raw, where=str(path))
 
 
 def extends_chain(path: str | os.PathLike[str]) -> list[Path]:
@@ -774,7 +857,6 @@ def _module_file(name: str) -> Path | None:
 def _check_trial(path: Path, name: str) -> None:
     """``trial`` must name a module under :data:`TRIAL_PACKAGES` whose source defines ``run_trial``;
     checked by reading the source (nothing is imported, so a file cannot make the loader run code)."""
-    import ast
 
     valid = " or ".join(f"{p}." for p in TRIAL_PACKAGES)
     if not _MODULE_NAME.fullmatch(name) or not name.startswith(tuple(f"{p}." for p in TRIAL_PACKAGES)):
@@ -879,9 +961,79 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
         references=tuple(refs), aliases=_parse_aliases(path, raw.get("aliases", [])), path=path,
         domains=_parse_domains(path, raw.get("domains", {})), expected=raw.get("expected", ""),
         fidelity=_parse_fidelity(path, raw.get("fidelity", {})),
+        claims=_parse_claims(path, raw.get("claims", [])),
     )
     _check_declared_values(spec)
+    _check_placeholders(path, spec)
     return spec
+
+
+#: a ``{name}`` in notes (an ASCII identifier); ``{{name}}`` is the literal text ``{name}``, and braces
+#: around anything else (``{0, 1}``, ``{−ε}``) are plain text
+_PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def render_notes(text: str, values: Mapping[str, Any]) -> str:
+    """``text`` with each ``{name}`` replaced by ``values[name]`` written as ``repro show`` writes values
+    (``3.0``, ``[0.0, 0.5]``, ``adult``); ``{{name}}`` gives the literal ``{name}``.
+
+    Raises
+    ------
+    KeyError
+        For a placeholder that ``values`` lacks (the loader refuses such a file, :func:`load_experiment`).
+    """
+    def fill(match: re.Match[str]) -> str:
+        if match.group(1) is not None:
+            return "{" + match.group(1) + "}"
+        return _show_value(values[match.group(2)])
+    return _PLACEHOLDER.sub(fill, text)
+
+
+def _show_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_show_value(v) for v in value) + "]"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _check_placeholders(path: Path, spec: ExperimentSpec) -> None:
+    """Every ``{name}`` of the notes names a ``[params]`` key or a ``[grid]`` axis (one line otherwise)."""
+    values = spec.placeholder_values()
+    for match in _PLACEHOLDER.finditer(spec.notes):
+        name = match.group(2)
+        if name is not None and name not in values:
+            raise _err(path, "notes", f"placeholder {{{name}}} names no [params] key or [grid] axis; known: "
+                       f"{', '.join(sorted(values)) or 'none'} (write {{{{{name}}}}} for the literal text)")
+
+
+def _parse_claims(path: Path, claims: list[Any]) -> tuple[Claim, ...]:
+    """``[[claims]]``: ``name``, ``expr`` (repro/engine/claims.py), ``source``, optional ``threshold`` (a
+    number or an array of numbers) and ``description``; the expression is checked here, nothing is run."""
+    out: list[Claim] = []
+    for i, c in enumerate(claims):
+        if not isinstance(c, dict):
+            raise _err(path, f"claims[{i}]", "must be a table")
+        _check_keys(path, f"claims[{i}].", c, _CLAIM_KEYS, ("name", "expr", "source"))
+        threshold = c.get("threshold")
+        if isinstance(threshold, list):
+            if not threshold or not all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in threshold):
+                raise _err(path, f"claims[{i}].threshold", "must be a number or a non-empty array of numbers")
+            threshold = tuple(float(t) for t in threshold)
+        elif threshold is not None:
+            threshold = float(threshold)
+        try:
+            tree = check_expression(c["expr"], where=f"claim {c['name']!r}")
+        except ClaimError as exc:
+            raise _err(path, f"claims[{i}].expr", str(exc)) from None
+        if threshold is None and any(getattr(n, "id", None) == "threshold" for n in ast.walk(tree)):
+            raise _err(path, f"claims[{i}].threshold", "the expression uses `threshold` but the claim declares none")
+        out.append(Claim(name=c["name"], expr=c["expr"], source=c["source"], threshold=threshold,
+                         description=c.get("description", "")))
+    names = [c.name for c in out]
+    if len(set(names)) != len(names):
+        raise _err(path, "claims", "claim names must be unique")
+    return tuple(out)
 
 
 def _check_declared_values(spec: ExperimentSpec) -> None:

@@ -56,11 +56,8 @@ def primary_hyper(bundle) -> str:
 def _all_negative_error(bundle, dataset: str) -> dict[str, float] | None:
     """{dataset: error of the all-negative classifier on the authors' test split}, read from the saved privacy
     table (``error_all_negative`` of the authors-data rows); None when the results do not record it."""
-    try:
-        priv = bundle.table("privacy")
-    except Exception:  # noqa: BLE001 - older results have no privacy table
-        return None
-    if "error_all_negative" not in priv:
+    priv = bundle.table("privacy", default=None)   # older results have no privacy table
+    if priv is None or "error_all_negative" not in priv:
         return None
     rows = priv[priv["error_all_negative"].notna()]
     if "data" in rows:
@@ -433,6 +430,52 @@ def _unit_sentence(priv: pd.DataFrame) -> str:
     return "".join(parts)
 
 
+def _privacy_table_lines(bundle) -> list[str]:
+    """The DP-FERMI privacy table per ε (``tables/privacy.csv``), as markdown lines; none without the table."""
+    priv = bundle.table("privacy", default=None)   # optional in old results
+    if priv is None or "method" not in priv:
+        return []
+    lines: list[str] = []
+    fermi = priv[priv["method"] == "dp-fermi"]
+    if not fermi.empty:
+        keys = [c for c in ("data", "hyper", "epsilon") if c in fermi and fermi[c].notna().any()]
+        cols = [c for c in (*keys, "clip_L", "radius_D", "sigma_theta", "sigma_w", "noise_multiplier",
+                            "eps_block_rdp", "eps_joint_rdp", "eps_joint_pld", "eps_label", "conditions_ok",
+                            "code_group", "max_row_norm", "label_rows", "p_group", "lambda_max",
+                            "eps_data_theta_rdp", "eps_data_joint_rdp") if c in fermi and (c in keys or fermi[c].notna().any())]
+        if "rows_per_person" in fermi and fermi["rows_per_person"].max() > 1:
+            cols += [c for c in ("rows_per_person", "eps_per_person", "delta_per_person") if c not in cols]
+        agg = fermi[cols].groupby(keys, sort=True).first().reset_index()
+        if "eps_joint_pld" in agg:
+            agg.insert(agg.columns.get_loc("eps_joint_pld"), "eps_block_pld",
+                       [_strict_block_epsilon(bundle.variant,
+                                              fermi[(fermi[keys] == r[keys]).all(axis=1)].iloc[0])
+                        for _, r in agg.iterrows()])
+        lines.append("\n**DP-FERMI privacy per ε** (reference: Theorem 3.3(a) σ's at each setting's L and D, RDP ε "
+                     "of one block and of the joint (θ, W) mechanism, spec §5 caveat 1; strict variants: noise "
+                     "multiplier z of the joint mechanism and the PLD ε of one block (θ or W alone) and of both; "
+                     "`strict` is accounted by the exact strict accountant, not by add/remove amplification by subsampling, "
+                     "issues 14 and 21). ε labels (each method's declared guarantee): *nominal* "
+                     "= the paper's formula, not a guarantee; *public-statistics caveat* = accounted with P̂_S "
+                     "and the feature standardisation treated as public; the baselines Tran 2021a and PF-LD are "
+                     "*nominal* (their penalty couples the samples of a batch), Jagielski 2019 "
+                     "*public-statistics caveat* (cell sizes and standardisation public). The tuning search is not privacy-accounted (neither was the paper's). "
+                     "Reference only, `eps_data_*_rdp`: the ε the same noise gives w.r.t. the sensitive attribute "
+                     "at the grid's largest λ (`lambda_max`) when the sensitivity is taken from the data and the "
+                     "code instead of the formula (issue 22): the prediction's true Lipschitz constant in θ is "
+                     "max‖(x, 1)‖/4 (`max_row_norm`/4; F(1−F) ≤ 1/4), not the clip L (a batch clip never bounds "
+                     "one record), and under EO each label part is a mean over its own `label_rows` rows of a "
+                     "batch, not over the batch; `p_group` = p̂ of the code's group in that part "
+                     "(repro/privacy/dpfermi_noise.py `data_bound_epsilons`; same RDP accountant as the nominal "
+                     "columns). The label stays *nominal*."
+                     + _unit_sentence(priv) + "\n")
+        lines.append("| " + " | ".join(agg.columns) + " |")
+        lines.append("|" + "---|" * len(agg.columns))
+        for _, r in agg.iterrows():
+            lines.append("| " + " | ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in r) + " |")
+    return lines
+
+
 def report_markdown(bundle) -> str:
     """Per data mode and ε: distance to the released curves (tuned and fixed DP-FERMI), the tuned
     (L, D, η_θ), the verdicts of claims 1–4, the privacy of each DP-FERMI setting."""
@@ -540,47 +583,7 @@ def report_markdown(bundle) -> str:
             gain = v.get("gain", math.nan)
             lines.append(f"| {v['claim']} | {v['epsilon']:g} | {v['against']} | {res} | {_verdict(v)} | "
                          f"{f'{gain:.0%}' if math.isfinite(gain) else '—'} | {rel_txt} |")
-    try:
-        priv = bundle.table("privacy")
-        fermi = priv[priv["method"] == "dp-fermi"]
-        if not fermi.empty:
-            keys = [c for c in ("data", "hyper", "epsilon") if c in fermi and fermi[c].notna().any()]
-            cols = [c for c in (*keys, "clip_L", "radius_D", "sigma_theta", "sigma_w", "noise_multiplier",
-                                "eps_block_rdp", "eps_joint_rdp", "eps_joint_pld", "eps_label", "conditions_ok",
-                                "code_group", "max_row_norm", "label_rows", "p_group", "lambda_max",
-                                "eps_data_theta_rdp", "eps_data_joint_rdp") if c in fermi and (c in keys or fermi[c].notna().any())]
-            if "rows_per_person" in fermi and fermi["rows_per_person"].max() > 1:
-                cols += [c for c in ("rows_per_person", "eps_per_person", "delta_per_person") if c not in cols]
-            agg = fermi[cols].groupby(keys, sort=True).first().reset_index()
-            if "eps_joint_pld" in agg:
-                agg.insert(agg.columns.get_loc("eps_joint_pld"), "eps_block_pld",
-                           [_strict_block_epsilon(bundle.variant,
-                                                  fermi[(fermi[keys] == r[keys]).all(axis=1)].iloc[0])
-                            for _, r in agg.iterrows()])
-            lines.append("\n**DP-FERMI privacy per ε** (reference: Theorem 3.3(a) σ's at each setting's L and D, RDP ε "
-                         "of one block and of the joint (θ, W) mechanism, spec §5 caveat 1; strict variants: noise "
-                         "multiplier z of the joint mechanism and the PLD ε of one block (θ or W alone) and of both; "
-                         "`strict` is accounted by the exact strict accountant, not by add/remove amplification by subsampling, "
-                         "issues 14 and 21). ε labels (each method's declared guarantee): *nominal* "
-                         "= the paper's formula, not a guarantee; *public-statistics caveat* = accounted with P̂_S "
-                         "and the feature standardisation treated as public; the baselines Tran 2021a and PF-LD are "
-                         "*nominal* (their penalty couples the samples of a batch), Jagielski 2019 "
-                         "*public-statistics caveat* (cell sizes and standardisation public). The tuning search is not privacy-accounted (neither was the paper's). "
-                         "Reference only, `eps_data_*_rdp`: the ε the same noise gives w.r.t. the sensitive attribute "
-                         "at the grid's largest λ (`lambda_max`) when the sensitivity is taken from the data and the "
-                         "code instead of the formula (issue 22): the prediction's true Lipschitz constant in θ is "
-                         "max‖(x, 1)‖/4 (`max_row_norm`/4; F(1−F) ≤ 1/4), not the clip L (a batch clip never bounds "
-                         "one record), and under EO each label part is a mean over its own `label_rows` rows of a "
-                         "batch, not over the batch; `p_group` = p̂ of the code's group in that part "
-                         "(repro/privacy/dpfermi_noise.py `data_bound_epsilons`; same RDP accountant as the nominal "
-                         "columns). The label stays *nominal*."
-                         + _unit_sentence(priv) + "\n")
-            lines.append("| " + " | ".join(agg.columns) + " |")
-            lines.append("|" + "---|" * len(agg.columns))
-            for _, r in agg.iterrows():
-                lines.append("| " + " | ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in r) + " |")
-    except Exception:  # noqa: BLE001 - the privacy table is optional in old results
-        pass
+    lines.extend(_privacy_table_lines(bundle))
     lines.extend(_user_lines(bundle, modes))
     siblings = _sibling_variants(bundle)
     if siblings:
@@ -629,10 +632,7 @@ def _user_lines(bundle, modes: list[str | None]) -> list[str]:
     mine = user_methods(trials)
     if not mine:
         return []
-    try:
-        priv = bundle.table("privacy")
-    except Exception:  # noqa: BLE001 - the privacy table is optional
-        priv = pd.DataFrame(columns=["method"])
+    priv = bundle.table("privacy", default=pd.DataFrame(columns=["method"]))   # optional
     lines = ["\n**Your methods** (`repro run --with`; same splits, seeds and ε as the paper's methods; the guarantee "
              "is *declared by the user*, not checked by the project):\n",
              "| method | data | ε | error | violation | DP-FERMI's lowest violation at ≤ this error | guarantee |",

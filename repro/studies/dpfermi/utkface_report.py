@@ -128,11 +128,8 @@ def epsilon_labels(bundle) -> dict[float, str]:
     """The privacy label of each ε of a run, as its trials declared it (``tables/privacy.csv``, column
     ``epsilon_label``, from the engine's guarantee of the variant's privacy mode); :data:`NO_LABEL` without one."""
     labels = {float(e): NO_LABEL for e in bundle.trials["epsilon"].unique()}
-    try:
-        tab = bundle.table("privacy")
-    except Exception:  # noqa: BLE001 - optional table
-        return labels
-    if "epsilon_label" in tab:
+    tab = bundle.table("privacy", default=None)   # optional
+    if tab is not None and "epsilon_label" in tab:
         labels.update({float(e): str(lab) for e, lab in zip(tab["epsilon"], tab["epsilon_label"], strict=True)})
     return labels
 
@@ -283,9 +280,8 @@ def report_markdown(bundle) -> str:
                 f"{('holds' if t['holds'] else 'does not hold') if t else '—'} |"
             )
     for name, title in (("privacy", "Privacy per ε"), ("compute", "Compute per model")):
-        try:
-            tab = bundle.table(name)
-        except Exception:  # noqa: BLE001 - optional tables
+        tab = bundle.table(name, default=None)   # optional tables
+        if tab is None:
             continue
         after = ""
         if name == "privacy":

@@ -1,7 +1,9 @@
 """Figures and report of the Private-Fair-Greedy experiments, drawn only from saved results.
 
 Figure 1 (group shares), Figure 2 (fair and standard pseudo-regret), A.1–A.4 (sweeps), and the
-checks of the claims of spec §8 with numbers. Every figure and report states the data used.
+claims of spec §8 with numbers. The verdicts and their thresholds are the experiment files'
+``[[claims]]`` (repro/engine/claims.py), evaluated on the summary; this module only renders them.
+Every figure and report states the data used.
 
 Spec: seed-001-bandit.md §8 (figures, plot conventions, claims), §10 D14.
 """
@@ -13,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from repro.engine.claims import evaluate_all
 
 __all__ = ["plot", "report_markdown"]
 
@@ -29,10 +33,10 @@ SURROGATE_NOTE = {
 
 
 def _env_line(bundle) -> str:
-    try:
-        env = bundle.table("environment")
+    env = bundle.table("environment", default=None)   # older results have no such table
+    if env is not None and len(env):
         label = str(env["environment"].iloc[0])
-    except Exception:  # noqa: BLE001 - older results without the table
+    else:
         label = str(bundle.run.get("params", {}).get("env", "?"))
     base = label.split(" ")[0]
     note = SURROGATE_NOTE.get(base, "")
@@ -141,26 +145,34 @@ def _fmt(m: float, s: float, digits: int = 1) -> str:
     return f"{m:,.{digits}f} ± {s:,.{digits}f}"
 
 
-def _verdict(ok: bool) -> str:
+def _verdict(ok: bool | None) -> str:
     return "**holds**" if ok else "**does not hold**"
 
 
-def _group_claims(trials: pd.DataFrame) -> list[str]:
+def _verdicts(bundle) -> tuple[dict[str, bool | None], dict[str, object]]:
+    """The experiment's ``[[claims]]`` on this run's summary (verdict and threshold by claim name)."""
+    claims = bundle.spec.claims
+    verdicts = evaluate_all(claims, bundle.summary, params=bundle.run.get("params", {}))
+    return verdicts, {c.name: c.threshold for c in claims}
+
+
+def _group_claims(trials: pd.DataFrame, verdicts: dict[str, bool | None], limits: dict[str, object]) -> list[str]:
     """Figure 1 claims: FG and PFG ≈ 25 % per group; OFUL favours G3, neglects G2 and G4."""
     claims: list[str] = []
-    for pol in ("Fair-Greedy", "Private-Fair-Greedy"):
+    for pol, name in (("Fair-Greedy", "fair-greedy-parity"), ("Private-Fair-Greedy", "private-fair-greedy-parity")):
         shares = [_stats(trials, pol, f"pct_g{k}") for k in range(1, 5)]
-        if shares[0][2] == 0:
+        if shares[0][2] == 0 or verdicts.get(name) is None:
             continue
         dev = max(abs(m - 25.0) for m, _, _ in shares)
         claims.append(f"- {pol} ≈ 25 % per group (paper: \"closely approximate this parity\"): shares "
                       + ", ".join(f"G{k + 1} {_fmt(m, s)}" for k, (m, s, _) in enumerate(shares))
-                      + f"; max |share − 25| = {dev:.2f} pp → {_verdict(dev <= 2.0)} (criterion ≤ 2 pp, ours).")
+                      + f"; max |share − 25| = {dev:.2f} pp → {_verdict(verdicts[name])} "
+                        f"(criterion ≤ {limits[name]:g} pp, ours).")
     shares = [_stats(trials, "OFUL", f"pct_g{k}") for k in range(1, 5)]
-    if shares[0][2]:
+    if shares[0][2] and verdicts.get("oful-favours-g3") is not None:
         means = [m for m, _, _ in shares]
         top = int(np.argmax(means)) + 1
-        ok = top == 3 and means[1] < 25 and means[3] < 25
+        ok = verdicts["oful-favours-g3"]
         claims.append("- OFUL favours G3 and neglects G2 and G4 (paper): shares "
                       + ", ".join(f"G{k + 1} {_fmt(m, s)}" for k, (m, s, _) in enumerate(shares))
                       + f"; most selected G{top} → {_verdict(ok)}"
@@ -169,77 +181,90 @@ def _group_claims(trials: pd.DataFrame) -> list[str]:
     return claims
 
 
+def _regret_claims(trials: pd.DataFrame, T: int, verdicts: dict[str, bool | None],
+                   limits: dict[str, object]) -> list[str]:
+    """Figure 2 claims: FG ≪ OFUL < PFG, OFUL linear, PFG sublinear; the random and oracle anchors."""
+    fg, oful, pfg = (_stats(trials, p, "fair_regret") for p in ("Fair-Greedy", "OFUL", "Private-Fair-Greedy"))
+    g_o, g_p, g_f = (_stats(trials, p, "fair_regret_growth_ratio") for p in ("OFUL", "Private-Fair-Greedy", "Fair-Greedy"))
+    claims = [f"- Final fair pseudo-regret at T = {T:,}: Fair-Greedy {_fmt(*fg[:2])}, OFUL {_fmt(*oful[:2])}, "
+              f"Private-Fair-Greedy {_fmt(*pfg[:2])}.",
+              f"- FG ≪ OFUL < PFG (paper): FG/OFUL = {fg[0] / oful[0]:.3f}, PFG/OFUL = {pfg[0] / oful[0]:.2f} → "
+              f"{_verdict(verdicts['fg-oful-pfg-order'])} (≪ read as < {100 * limits['fg-oful-pfg-order']:g} %, ours).",
+              f"- OFUL roughly linear: second-half / first-half increment {_fmt(*g_o[:2], 3)} (1 = linear) → "
+              f"{_verdict(verdicts['oful-linear'])}.",
+              f"- PFG sublinear/concave: ratio {_fmt(*g_p[:2], 3)} → {_verdict(verdicts['pfg-sublinear'])} "
+              f"(< {limits['pfg-sublinear']:g}, ours); "
+              f"Fair-Greedy near zero: {fg[0] / T:.5f} per round, ratio {_fmt(*g_f[:2], 3)}."]
+    return claims
+
+
+def _sweep_claims(bundle, trials: pd.DataFrame, verdicts: dict[str, bool | None]) -> list[str]:
+    """A.1–A.4: the final fair pseudo-regret per swept value, and whether it decreases."""
+    sweep = str(bundle.run.get("params", {}).get("sweep", "epsilon"))
+    sym = SWEEP_SYMBOL.get(sweep, sweep)
+    vals = sorted(float(v) for v in trials[sweep].dropna().unique())
+    rows = [(v, *_stats(trials, "Private-Fair-Greedy", "fair_regret", {sweep: v})) for v in vals]
+    se = [s / math.sqrt(max(n, 1)) for _, _, s, n in rows]
+    claims = [f"- Final fair pseudo-regret by {sym}: " + "; ".join(
+        f"{sym}={v:g}: {_fmt(m, s)} (n={n})" for v, m, s, n in rows) + ".",
+              f"- Paper: regret decreases as {sym} increases → {_verdict(verdicts.get('regret-decreases'))} "
+              f"(strictly decreasing means; standard errors {', '.join(f'{x:,.1f}' for x in se)})."]
+    if sweep in ("alpha_eps", "alpha_delta") and bundle.variant == "reference":
+        claims.append(f"- Note (spec §8 caveat): under `reference` the regression always gets the total (ε, δ), "
+                      f"so raising {sym} only shrinks the rank budget; the code predicts equal or higher regret.")
+    return claims
+
+
+def _environment_lines(bundle) -> list[str]:
+    env = bundle.table("environment", default=None)
+    if env is None or not len(env):
+        return []
+    env = env.iloc[0]
+    return [f"Groups (RAC1P) {env['group_codes']}; L̃ from data {float(env['L_tilde_data']):.4f}, used "
+            f"{float(env['L_tilde_used']):.4f} (paper's data: 21.6746); distinct pool rows per group "
+            f"{env['distinct_rows_per_group']}; mean ⟨x, θ*⟩ per group {env['reward_mean_per_group']}.", ""]
+
+
+def _calibration_lines(bundle) -> list[str]:
+    cal = bundle.table("pfg_calibration", default=None)
+    if cal is None:
+        return []
+    lines = ["Private-Fair-Greedy calibration (tree σ, Γ, rank ρ and c = √(T/2ρ); ε actually spent; "
+             "rank ε by BS16 vs dp-accounting RDP at δ_rank; tree ε by RDP at δ_reg):", "",
+             "| ε | δ | α_ε | α_δ | σ_noise | Γ | ρ_rank | c | ε spent | δ spent | rank ε BS16 | rank ε RDP | tree ε RDP |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in cal.itertuples(index=False):
+        lines.append(f"| {r.epsilon:g} | {r.delta:g} | {r.alpha_eps:g} | {r.alpha_delta:g} | {r.sigma_noise:.1f} | "
+                     f"{r.gamma:.4g} | {r.rho_rank:.5g} | {r.rank_c:.1f} | {r.epsilon_spent:g} | {r.delta_spent:g} | "
+                     f"{r.rank_eps_bs16:.4f} | {r.rank_eps_rdp_accountant:.4f} | {r.tree_eps_rdp_accountant:.4f} |")
+    return [*lines, ""]
+
+
 def report_markdown(bundle) -> str:
-    """Checks of the claims of spec §8 on the saved results, with numbers."""
+    """The claims of spec §8 on the saved results, with numbers (verdicts: the experiment's ``[[claims]]``)."""
     trials = bundle.trials
-    params = bundle.run.get("params", {})
     kind = _figure_kind(bundle)
-    T = int(params.get("T", 0))
+    T = int(bundle.run.get("params", {}).get("T", 0))
+    verdicts, limits = _verdicts(bundle)
     lines = [f"**Environment.** {_env_line(bundle)}. Variant `{bundle.variant}`; T = {T:,}; "
-             f"{bundle.run.get('seeds')} seeds; common random numbers across policies and configurations.", ""]
-    try:
-        env = bundle.table("environment").iloc[0]
-        lines.append(f"Groups (RAC1P) {env['group_codes']}; L̃ from data {float(env['L_tilde_data']):.4f}, used "
-                     f"{float(env['L_tilde_used']):.4f} (paper's data: 21.6746); distinct pool rows per group "
-                     f"{env['distinct_rows_per_group']}; mean ⟨x, θ*⟩ per group {env['reward_mean_per_group']}.")
-        lines.append("")
-    except Exception:  # noqa: BLE001
-        pass
+             f"{bundle.run.get('seeds')} seeds; common random numbers across policies and configurations.", "",
+             *_environment_lines(bundle)]
     claims: list[str] = []
     if kind == "groups":
-        claims += _group_claims(trials)
+        claims += _group_claims(trials, verdicts, limits)
     elif kind == "regret":
-        fg, oful, pfg = (_stats(trials, p, "fair_regret") for p in ("Fair-Greedy", "OFUL", "Private-Fair-Greedy"))
+        claims += _regret_claims(trials, T, verdicts, limits)
+        claims += _group_claims(trials, verdicts, limits)
         rnd = _stats(trials, "Random", "fair_regret_per_round")
         orc = _stats(trials, "GMF oracle", "fair_regret")
-        claims.append(f"- Final fair pseudo-regret at T = {T:,}: Fair-Greedy {_fmt(*fg[:2])}, OFUL {_fmt(*oful[:2])}, "
-                      f"Private-Fair-Greedy {_fmt(*pfg[:2])}.")
-        claims.append(f"- FG ≪ OFUL < PFG (paper): FG/OFUL = {fg[0] / oful[0]:.3f}, PFG/OFUL = {pfg[0] / oful[0]:.2f} → "
-                      f"{_verdict(fg[0] < 0.1 * oful[0] and oful[0] < pfg[0])} (≪ read as < 10 %, ours).")
-        g_o = _stats(trials, "OFUL", "fair_regret_growth_ratio")
-        g_p = _stats(trials, "Private-Fair-Greedy", "fair_regret_growth_ratio")
-        g_f = _stats(trials, "Fair-Greedy", "fair_regret_growth_ratio")
-        claims.append(f"- OFUL roughly linear: second-half / first-half increment {_fmt(*g_o[:2], 3)} (1 = linear) → "
-                      f"{_verdict(0.8 <= g_o[0] <= 1.25)}.")
-        claims.append(f"- PFG sublinear/concave: ratio {_fmt(*g_p[:2], 3)} → {_verdict(g_p[0] < 0.9)} (< 0.9, ours); "
-                      f"Fair-Greedy near zero: {fg[0] / T:.5f} per round, ratio {_fmt(*g_f[:2], 3)}.")
-        claims += _group_claims(trials)
         if rnd[2]:
             claims.append(f"- Anchors: uniform random {rnd[0]:.4f} per round (analytic K/(K+1) − 1/2 = 0.3 for K = 4); "
                           f"GMF oracle {orc[0]:.1f} (exactly 0 expected).")
     else:
-        sweep = str(params.get("sweep", "epsilon"))
-        sym = SWEEP_SYMBOL.get(sweep, sweep)
-        vals = sorted(float(v) for v in trials[sweep].dropna().unique())
-        rows = [(v, *_stats(trials, "Private-Fair-Greedy", "fair_regret", {sweep: v})) for v in vals]
-        means = [r[1] for r in rows]
-        decreasing = all(a > b for a, b in zip(means, means[1:], strict=False))
-        claims.append(f"- Final fair pseudo-regret by {sym}: " + "; ".join(
-            f"{sym}={v:g}: {_fmt(m, s)} (n={n})" for v, m, s, n in rows) + ".")
-        se = [s / math.sqrt(max(n, 1)) for _, _, s, n in rows]
-        claims.append(f"- Paper: regret decreases as {sym} increases → {_verdict(decreasing)} "
-                      f"(strictly decreasing means; standard errors {', '.join(f'{x:,.1f}' for x in se)}).")
-        if sweep in ("alpha_eps", "alpha_delta") and bundle.variant == "reference":
-            claims.append(f"- Note (spec §8 caveat): under `reference` the regression always gets the total (ε, δ), "
-                          f"so raising {sym} only shrinks the rank budget; the code predicts equal or higher regret.")
-    try:
-        cal = bundle.table("pfg_calibration")
-        lines.append("Private-Fair-Greedy calibration (tree σ, Γ, rank ρ and c = √(T/2ρ); ε actually spent; "
-                     "rank ε by BS16 vs dp-accounting RDP at δ_rank; tree ε by RDP at δ_reg):")
-        lines.append("")
-        lines.append("| ε | δ | α_ε | α_δ | σ_noise | Γ | ρ_rank | c | ε spent | δ spent | rank ε BS16 | rank ε RDP | tree ε RDP |")
-        lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-        for r in cal.itertuples(index=False):
-            lines.append(f"| {r.epsilon:g} | {r.delta:g} | {r.alpha_eps:g} | {r.alpha_delta:g} | {r.sigma_noise:.1f} | "
-                         f"{r.gamma:.4g} | {r.rho_rank:.5g} | {r.rank_c:.1f} | {r.epsilon_spent:g} | {r.delta_spent:g} | "
-                         f"{r.rank_eps_bs16:.4f} | {r.rank_eps_rdp_accountant:.4f} | {r.tree_eps_rdp_accountant:.4f} |")
-        lines.append("")
-    except Exception:  # noqa: BLE001
-        pass
+        claims += _sweep_claims(bundle, trials, verdicts)
+    lines += _calibration_lines(bundle)
     secs = trials.groupby("method")["policy_seconds"].mean()
-    lines.append("**Claims (spec §8).**")
-    lines += claims
-    lines.append("")
-    lines.append("Compute: mean seconds per (policy, seed), including each rank policy's share of the batched "
-                 "window projections: " + ", ".join(f"{k} {v:.1f} s" for k, v in secs.items()) + ".")
+    lines += ["**Claims (spec §8).**", *claims, "",
+              "Compute: mean seconds per (policy, seed), including each rank policy's share of the batched "
+              "window projections: " + ", ".join(f"{k} {v:.1f} s" for k, v in secs.items()) + "."]
     return "\n".join(lines)

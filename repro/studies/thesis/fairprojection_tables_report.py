@@ -39,10 +39,7 @@ def plot(bundle: Any, outdir: Path) -> list[Path]:
     metric = _metric_of(bundle)
     label = "statistical parity gap" if metric == "sp_gap" else "mean equalized odds"
     trials = bundle.trials
-    try:
-        curve = bundle.table("fp_curve")
-    except Exception:  # noqa: BLE001 - a run without curves still gets the points
-        curve = None
+    curve = bundle.table("fp_curve", default=None)   # a run without curves still gets the points
     fig, axes = new_figure(width=6.0, height=4.4)
     ax = axes[0][0]
     colors = {"FairProjection-KL": "C0", "FairProjection-CE": "C1", "OPT": "C3", "Non-Fair": "k"}
@@ -131,13 +128,11 @@ def report_markdown(bundle: Any) -> str:
     sec = trials.groupby("method")["seconds_fit"].mean()
     lines.append("- Mean runtime per operating point (s): " + ", ".join(f"{m} {v:.2f}" for m, v in sec.items())
                  + ". FP's figure includes the base GBM fit and one projection at a known α.")
-    try:
-        rt = bundle.table("runtime")
+    rt = bundle.table("runtime", default=None)   # optional table
+    if rt is not None and "method" in rt:
         sweeps = rt[rt["method"].str.contains("sweep")].groupby("method")["seconds"].mean()
         lines.append("- Mean FP tolerance sweep per trial (s): " + ", ".join(f"{m}: {v:.1f}" for m, v in sweeps.items())
                      + ".")
-    except Exception:  # noqa: BLE001 - optional table
-        pass
     if not math.isnan(float(mean["accuracy"].mean())):
         return "\n".join(lines)
     return ""

@@ -69,11 +69,9 @@ def view(bundle, data: str | None) -> Any:
     summ = bundle.summary
     summ = summ[summ["data"] == data]  # typed column (summary.csv), never the setting label
     tables = {}
-    try:
-        d = bundle.table("data")
+    d = bundle.table("data", default=None)   # runs without an Algorithm 2 trial have no data table
+    if d is not None:
         tables["data"] = d[d["data"] == data] if "data" in d else d
-    except Exception:  # noqa: BLE001 - runs without an Algorithm 2 trial have no data table
-        pass
     return dataclasses.replace(bundle, trials=bundle.trials[bundle.trials["data"] == data], summary=summ,
                                _tables=tables)
 
@@ -153,10 +151,8 @@ def _draw(ax, bundle, data: str | None) -> None:
 
 
 def _data_row(bundle) -> Any:
-    try:
-        return bundle.table("data").iloc[0]
-    except Exception:  # noqa: BLE001 - runs without an Algorithm 2 trial have no data table
-        return None
+    d = bundle.table("data", default=None)   # runs without an Algorithm 2 trial have no data table
+    return d.iloc[0] if d is not None and len(d) else None
 
 
 _WHY = {
@@ -352,10 +348,8 @@ def _user_lines(bundle, agg, a2) -> list[str]:
     """One line per researcher's method (``repro run --with``): its numbers beside Algorithm 2's, on the same
     splits and seeds, and its guarantee as the user declared it."""
     lines = []
-    try:
-        declared = bundle.table("user_methods").drop_duplicates("method").set_index("method")
-    except Exception:  # noqa: BLE001 - runs without a user method have no such table
-        declared = None
+    table = bundle.table("user_methods", default=None)   # runs without a user method have no such table
+    declared = table.drop_duplicates("method").set_index("method") if table is not None else None
     for method in user_methods(bundle.trials):
         rows = agg[agg["method"] == method]
         if rows.empty:

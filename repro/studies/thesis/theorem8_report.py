@@ -18,10 +18,7 @@ def plot(bundle, outdir: Path) -> list[Path]:
     rows = t[t["check"] == "theorem8"] if "check" in t else t.iloc[0:0]
     fig, axes = new_figure(width=4.2, height=3.0)
     ax = axes[0][0]
-    try:
-        q = bundle.table("theorem8_quantiles")
-    except Exception:  # noqa: BLE001
-        q = None
+    q = bundle.table("theorem8_quantiles", default=None)
     for i, (ds, g) in enumerate(rows.groupby("dataset")):
         x = np.full(1, i)
         ax.scatter(x, [g["mean_sp_gap"].mean()], color="C0", marker="o", zorder=3,

@@ -355,7 +355,7 @@ def _fig9_bundle(summary: pd.DataFrame):
                            for lam in (0.0, 0.25, 0.5) for h in ("authors-eo", "tuned")])
     privacy = pd.DataFrame([{"method": "dp-fermi", "data": "authors", "hyper": "authors-eo", "epsilon": 0.5,
                              "error_all_negative": 0.2381, "eps_data_joint_rdp": 1.7}])
-    return SimpleNamespace(spec=spec, trials=trials, summary=summary, table=lambda name: privacy,
+    return SimpleNamespace(spec=spec, trials=trials, summary=summary, table=lambda name, default=None: privacy,
                            variant="reference", profile="full", directory=Path("/nonexistent/full"))
 
 
