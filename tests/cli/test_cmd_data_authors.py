@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 import repro.cli.data as data_cli
 import repro.datasets.authors_files as af
-from repro.datasets import registry
 from repro.cli import main
+from repro.datasets import registry
 
 
 def invoke(*args: str):

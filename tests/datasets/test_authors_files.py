@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from repro.datasets import authors_files
-from repro.datasets import registry
+from repro.datasets import authors_files, registry
 from repro.datasets.authors_files import (
     authors_csv_bytes,
     authors_file,
