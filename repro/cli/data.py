@@ -34,7 +34,7 @@ AUTHORS_SUFFIX = "-authors"
 
 def _authors_files() -> dict[str, Any]:
     """``{dataset: its AuthorsFile}`` of the registered entries that declare one."""
-    from repro.datasets.authors_files import authors_files
+    from repro.datasets.registry import authors_files
 
     return authors_files()
 
@@ -54,9 +54,10 @@ def _raw_available(name: str) -> bool:
 
 def _rebuilt_blob(base: str) -> str:
     """Git blob id of the authors' file of ``base`` rebuilt from the raw files."""
+    from repro.datasets import registry
     from repro.datasets.authors_files import authors_csv_bytes, git_blob_id
 
-    return git_blob_id(authors_csv_bytes(base))
+    return git_blob_id(authors_csv_bytes(registry.get_dataset(base)))
 
 
 AUTHORS_BLOB_KEY = ":git-blob"  # run.json key suffix; read by repro.engine.report
@@ -300,14 +301,16 @@ def _verify_authors(names: Sequence[str] | None) -> tuple[list[str], list[str]]:
 
 def _materialize_authors(base: str, dest: Path | None = None) -> Path:
     """Write the rebuilt authors' file of ``base`` to ``dest`` (default: ``<cache>/authors/<file>``)."""
-    from repro.datasets.authors_files import authors_csv_bytes, authors_file
+    from repro.datasets import registry
+    from repro.datasets.authors_files import authors_csv_bytes
     from repro.engine.cache import atomic_write_bytes
 
-    spec = authors_file(base)
+    entry = registry.get_dataset(base)
+    spec = entry.authors
     for raw in spec.sources:  # fetched (or copied from the mirror) as a run would
         _fetch_with_bar(get_source(raw))
     path = dest if dest is not None else store.data_dir() / "authors" / spec.filename
-    atomic_write_bytes(path, authors_csv_bytes(base))
+    atomic_write_bytes(path, authors_csv_bytes(entry))
     return path
 
 

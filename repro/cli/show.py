@@ -89,7 +89,7 @@ def _datasets(spec: ExperimentSpec, modes: list[Any]) -> None:
     _line(", ".join(spec.datasets) or "none")
     if "authors" not in modes:
         return
-    from repro.datasets.authors_files import authors_files
+    from repro.datasets.registry import authors_files
 
     files = authors_files()
     names = {v for v in spec.declared_values("dataset") if isinstance(v, str)}

@@ -55,18 +55,20 @@ import functools
 import hashlib
 import io
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from repro.datasets import registry
 from repro.datasets.adult_raw import one_hot_sorted
-from repro.datasets.entry import AuthorsFile
 from repro.datasets.tabular import TabularDataset
-from repro.errors import DataUnavailableError, InvalidParameterError, suggest
+from repro.errors import DataUnavailableError, InvalidParameterError
 
-__all__ = ["AuthorsFile", "authors_file", "authors_files", "load_authors_dataset", "authors_split",
-           "authors_csv_bytes", "write_authors_csv", "git_blob_id", "yes_no"]
+if TYPE_CHECKING:
+    from repro.datasets.entry import AuthorsFile, Dataset
+
+__all__ = ["load_authors_dataset", "authors_split", "authors_csv_bytes", "write_authors_csv", "git_blob_id",
+           "yes_no"]
 
 _YES, _NO = "Yes", "No"
 
@@ -76,17 +78,11 @@ def yes_no(mask: pd.Series | np.ndarray) -> np.ndarray:
     return np.where(np.asarray(mask), _YES, _NO)
 
 
-def authors_files() -> dict[str, AuthorsFile]:
-    """``{dataset name: its authors' file}`` of every registered entry that declares one, by name."""
-    return {e.name: e.authors for e in registry.entries() if e.authors is not None}
-
-
-def authors_file(name: str) -> AuthorsFile:
-    """The authors' file declared by dataset ``name``; a one-line error if it has none."""
-    files = authors_files()
-    if name not in files:
-        raise InvalidParameterError(suggest(name, tuple(files), what="authors' dataset"))
-    return files[name]
+def _declared(dataset: Dataset) -> AuthorsFile:
+    """The authors' file ``dataset`` declares; a one-line error if it declares none."""
+    if dataset.authors is None:
+        raise InvalidParameterError(f"dataset {dataset.name!r} declares no authors' file (data mode 'authors').")
+    return dataset.authors
 
 
 def git_blob_id(data: bytes) -> str:
@@ -95,20 +91,19 @@ def git_blob_id(data: bytes) -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def _csv(name: str) -> tuple[bytes, str]:
-    frame, source = authors_file(name).build()
+def _csv(spec: AuthorsFile) -> tuple[bytes, str]:
+    frame, source = spec.build()
     return frame.to_csv(index=False).encode(), source
 
 
-def authors_csv_bytes(name: str) -> bytes:
-    """The rebuilt text of the authors' processed CSV of ``name`` (see the module docstring)."""
-    authors_file(name)
-    return _csv(name)[0]
+def authors_csv_bytes(dataset: Dataset) -> bytes:
+    """The rebuilt text of the authors' processed CSV of ``dataset`` (an entry; see the module docstring)."""
+    return _csv(_declared(dataset))[0]
 
 
-def write_authors_csv(name: str, path: str | Path) -> None:
-    """Write the rebuilt authors' CSV of ``name`` to ``path`` (byte-identical for all but credit-card)."""
-    Path(path).write_bytes(authors_csv_bytes(name))
+def write_authors_csv(dataset: Dataset, path: str | Path) -> None:
+    """Write the rebuilt authors' CSV of ``dataset`` to ``path`` (byte-identical for all but credit-card)."""
+    Path(path).write_bytes(authors_csv_bytes(dataset))
 
 
 def authors_split(n: int, train_fraction: float = 0.75, random_state: int = 100
@@ -157,8 +152,8 @@ def _leakage(df: pd.DataFrame, copies: int, train: np.ndarray, test: np.ndarray)
 
 
 @functools.lru_cache(maxsize=4)
-def load_authors_dataset(name: str) -> TabularDataset:
-    """The authors' processed file of ``name`` as a :class:`TabularDataset` named ``<name>-authors``.
+def load_authors_dataset(dataset: Dataset) -> TabularDataset:
+    """The authors' processed file of ``dataset`` (an entry) as a :class:`TabularDataset` named ``<name>-authors``.
 
     X is unstandardized (raw numeric values, one-hot 0/1); ``numeric_columns`` are the columns the
     authors z-score; Y = 1 iff the label is ``Yes``; A as in the project's clean loader. Cached
@@ -169,8 +164,9 @@ def load_authors_dataset(name: str) -> TabularDataset:
     DataUnavailableError
         If a raw file is missing, or the rebuilt file does not have the expected shape.
     """
-    spec = authors_file(name)
-    data, source = _csv(name)
+    spec = _declared(dataset)
+    name = dataset.name
+    data, source = _csv(spec)
     df = pd.read_csv(io.BytesIO(data))
     blob = git_blob_id(data)
     numeric = list(spec.numeric)

@@ -154,5 +154,5 @@ class Dataset:
         if data == "authors":
             from repro.datasets.authors_files import load_authors_dataset
 
-            return load_authors_dataset(self.name)
+            return load_authors_dataset(self)
         return self.loader()

@@ -24,11 +24,11 @@ import os
 import pkgutil
 from typing import Any
 
-from repro.datasets.entry import DATA_MODES, DEFAULT_DATA, Dataset
+from repro.datasets.entry import DATA_MODES, DEFAULT_DATA, AuthorsFile, Dataset
 from repro.errors import InvalidParameterError, UnknownNameError
 
-__all__ = ["DATA_MODES", "DEFAULT_DATA", "ENV_DATASET_PATH", "Dataset", "dataset_names", "entries",
-           "get_dataset", "load", "check_data_mode", "rescan"]
+__all__ = ["DATA_MODES", "DEFAULT_DATA", "ENV_DATASET_PATH", "Dataset", "authors_files", "dataset_names",
+           "entries", "get_dataset", "load", "check_data_mode", "rescan"]
 
 #: folders of extra dataset modules (each module imports as ``repro.datasets.<stem>``), os.pathsep-separated
 ENV_DATASET_PATH = "REPRO_DATASET_PATH"
@@ -95,6 +95,11 @@ def get_dataset(name: str) -> Dataset:
     if name not in _REGISTRY:
         raise UnknownNameError(f"unknown dataset {name!r}; choices: {', '.join(sorted(_REGISTRY))}.")
     return _REGISTRY[name]
+
+
+def authors_files() -> dict[str, AuthorsFile]:
+    """``{dataset name: its declared authors' file}`` of every entry that has one (data mode ``authors``)."""
+    return {e.name: e.authors for e in entries() if e.authors is not None}
 
 
 def check_data_mode(data: str, name: str | None = None) -> str:

@@ -102,7 +102,7 @@ def authors_blob_verdict(key: str, blob: str | None) -> str | None:
     suffix = "-authors:git-blob"
     if not key.endswith(suffix) or not blob:
         return None
-    from repro.datasets.authors_files import authors_files
+    from repro.datasets.registry import authors_files
 
     spec = authors_files().get(key[: -len(suffix)])
     if spec is None:

@@ -10,17 +10,29 @@ import pandas as pd
 import pytest
 
 from repro.datasets import authors_files, registry
-from repro.datasets.authors_files import (
-    authors_csv_bytes,
-    authors_file,
-    authors_split,
-    git_blob_id,
-    load_authors_dataset,
-    write_authors_csv,
-)
+from repro.datasets.authors_files import authors_split, git_blob_id
 from repro.datasets.store import fetch
-from repro.errors import DataUnavailableError, InvalidParameterError
+from repro.errors import DataUnavailableError, InvalidParameterError, UnknownNameError
 from repro.privacy.group import ONE_ROW_PER_PERSON, privacy_unit
+
+
+def authors_file(name: str):
+    return registry.get_dataset(name).authors
+
+
+def load_authors_dataset(name: str):
+    return registry.load(name, "authors")
+
+
+load_authors_dataset.cache_clear = authors_files.load_authors_dataset.cache_clear
+
+
+def authors_csv_bytes(name: str) -> bytes:
+    return authors_files.authors_csv_bytes(registry.get_dataset(name))
+
+
+def write_authors_csv(name: str, path) -> None:
+    authors_files.write_authors_csv(registry.get_dataset(name), path)
 
 
 def _replace_authors(monkeypatch: pytest.MonkeyPatch, name: str, **changes) -> None:
@@ -70,8 +82,10 @@ def test_split_sizes_rounding_and_determinism() -> None:
 def test_git_blob_id_and_unknown_name() -> None:
     assert git_blob_id(b"") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"   # git's empty blob
     assert git_blob_id(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"
-    with pytest.raises(InvalidParameterError, match="did you mean 'adult'"):
+    with pytest.raises(UnknownNameError, match="'adul'"):
         load_authors_dataset("adul")
+    with pytest.raises(InvalidParameterError, match="declares no authors' file"):
+        authors_files.load_authors_dataset(registry.get_dataset("compas"))
 
 
 # --- the rebuilt files (mirror needed) -------------------------------------------------------------
@@ -181,12 +195,11 @@ def test_shape_mismatch_raises_with_a_hint(monkeypatch) -> None:
 
 
 def test_every_dataset_is_registered() -> None:
-    files = authors_files.authors_files()
+    files = registry.authors_files()
     assert sorted(files) == ["adult", "credit-card", "parkinsons", "retired-adult"]
     assert all(len(f.git_blob) == 40 for f in files.values())
     assert all(registry.get_dataset(name).authors is f for name, f in files.items())   # read from the entry
-    with pytest.raises(InvalidParameterError, match="authors' dataset"):
-        authors_file("compas")
+    assert registry.get_dataset("compas").authors is None
 
 
 def test_missing_columns_raise_with_a_hint(monkeypatch) -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from repro.datasets import authors_files, registry
-from repro.datasets.authors_files import load_authors_dataset
 from repro.engine import cache
 from repro.errors import InvalidParameterError, UnknownNameError
 
@@ -45,7 +44,7 @@ def test_registry_source_holds_no_regex_and_no_name_list() -> None:
 
 
 def test_authors_mode_exactly_where_an_authors_file_is_declared() -> None:
-    files = authors_files.authors_files()
+    files = registry.authors_files()
     assert set(files) == {"adult", "retired-adult", "parkinsons", "credit-card"}
     for entry in registry.entries():
         assert entry.data_modes == (("authors", "clean") if entry.name in files else ("clean",))
@@ -119,7 +118,7 @@ def test_registry_modules_are_trial_code() -> None:
 @pytest.mark.data
 def test_load_both_modes(data_mirror, isolated_data_env, monkeypatch) -> None:
     monkeypatch.setenv("REPRO_DATA_MIRROR", str(data_mirror))
-    load_authors_dataset.cache_clear()
+    authors_files.load_authors_dataset.cache_clear()
     authors_files._csv.cache_clear()
     assert registry.load("parkinsons", "authors").name == "parkinsons-authors"
     clean = registry.load("parkinsons", "clean")
