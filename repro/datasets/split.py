@@ -28,6 +28,7 @@ Spec: seed-003-thesis.md §2.7 step 1; seed-004-dpfermi.md §7.1 (3:1 split; UTK
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -56,8 +57,6 @@ class Parts:
         """``data`` (a :class:`repro.datasets.tabular.TabularDataset`) cut to :attr:`rows` (itself when None)."""
         if self.rows is None:
             return data
-        import dataclasses
-
         return dataclasses.replace(data, X=data.X[self.rows], y=data.y[self.rows], s=data.s[self.rows])
 
 
