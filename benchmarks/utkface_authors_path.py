@@ -42,14 +42,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    from repro.datasets.utkface import load_images, load_index
+    from repro.datasets import registry
+    from repro.datasets.split import split
+    from repro.datasets.utkface import load_images
     from repro.learners.dp_fermi import DPFermiConfig
     from repro.learners.dp_fermi_cnn import predict, train_dp_fermi_jax
     from repro.privacy.dpfermi_noise import group_floor
-    from repro.studies.dpfermi.utkface import N_CLASSES, dp_violation_multiclass, noise_levels, split_indices
+    from repro.studies.dpfermi.utkface import N_CLASSES, dp_violation_multiclass, noise_levels
 
-    index = load_index()
-    train, test = split_indices(index.n, 0, 0.75, np.random.default_rng(args.seed))
+    entry = registry.get_dataset("utkface")
+    index = entry.load("clean")
+    parts = split(entry, "clean", n=index.n, rng=np.random.default_rng(args.seed), train_fraction=0.75)
+    train, test = parts.train, parts.test
     images = load_images(args.resolution, np.concatenate([train, test]))
     Xtr, Xte = images[: train.size], images[train.size:]
     ytr, yte, s_tr, s_te = index.y[train], index.y[test], index.s[train], index.s[test]

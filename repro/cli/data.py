@@ -1,7 +1,8 @@
 """`repro data`: list, fetch, verify and locate the raw data files and the authors' processed files.
 
 The authors' files (data mode ``authors``: ``adult-authors``, ``retired-adult-authors``,
-``parkinsons-authors``, ``credit-card-authors``) are rebuilt from the raw files by
+``parkinsons-authors``, ``credit-card-authors``: every registered dataset entry that declares
+``authors``, :mod:`repro.datasets.registry`) are rebuilt from the raw files by
 :mod:`repro.datasets.authors_files`; ``verify`` compares the rebuilt bytes with the authors' git
 blob (Credit Card's file is not public: an inferred reconstruction, reported, never a failure).
 
@@ -31,12 +32,17 @@ _NAME_METAVAR = "NAME"
 AUTHORS_SUFFIX = "-authors"
 
 
+def _authors_files() -> dict[str, Any]:
+    """``{dataset: its AuthorsFile}`` of the registered entries that declare one."""
+    from repro.datasets.registry import authors_files
+
+    return authors_files()
+
+
 def authors_name(name: str) -> str | None:
     """``adult`` for ``adult-authors`` (an authors' file), else None."""
-    from repro.datasets.authors_files import AUTHORS_FILES
-
     base = name[: -len(AUTHORS_SUFFIX)] if name.endswith(AUTHORS_SUFFIX) else None
-    return base if base in AUTHORS_FILES else None
+    return base if base in _authors_files() else None
 
 
 def _raw_available(name: str) -> bool:
@@ -48,9 +54,10 @@ def _raw_available(name: str) -> bool:
 
 def _rebuilt_blob(base: str) -> str:
     """Git blob id of the authors' file of ``base`` rebuilt from the raw files."""
+    from repro.datasets import registry
     from repro.datasets.authors_files import authors_csv_bytes, git_blob_id
 
-    return git_blob_id(authors_csv_bytes(base))
+    return git_blob_id(authors_csv_bytes(registry.get_dataset(base)))
 
 
 AUTHORS_BLOB_KEY = ":git-blob"  # run.json key suffix; read by repro.engine.report
@@ -59,10 +66,8 @@ AUTHORS_BLOB_KEY = ":git-blob"  # run.json key suffix; read by repro.engine.repo
 def authors_checksums(raw_names: Sequence[str]) -> dict[str, str]:
     """For run.json: ``{"<name>-authors:git-blob": blob}`` of every authors' file rebuilt from raw files
     that the run lists and that are cached, so a result says whether its rebuilt bytes were the authors'."""
-    from repro.datasets.authors_files import AUTHORS_FILES
-
     out = {}
-    for base, spec in AUTHORS_FILES.items():
+    for base, spec in _authors_files().items():
         if spec.sources and all(n in raw_names and store.cached_path(get_source(n)).is_file() for n in spec.sources):
             try:
                 out[f"{base}{AUTHORS_SUFFIX}{AUTHORS_BLOB_KEY}"] = _rebuilt_blob(base)
@@ -72,16 +77,21 @@ def authors_checksums(raw_names: Sequence[str]) -> dict[str, str]:
 
 
 def _authors_rows() -> list[list[str]]:
-    from repro.datasets.authors_files import AUTHORS_FILES
-
     rows = []
-    for base, spec in AUTHORS_FILES.items():
+    for base, spec in _authors_files().items():
         missing = [n for n in spec.sources if not _raw_available(n)]
         rows.append([f"{base}{AUTHORS_SUFFIX}", spec.filename, spec.git_blob[:12],
                      "yes" if spec.canonical else "no (INFERRED)",
                      f"{spec.n_rows:,} x {spec.n_features}", ", ".join(spec.sources),
                      "yes" if not missing else "no"])
     return rows
+
+
+def _dataset_rows() -> list[list[str]]:
+    from repro.datasets import registry
+
+    return [[e.name, e.kind, ", ".join(e.data_modes), ", ".join(e.sources), e.module.rpartition(".")[2] + ".py"]
+            for e in registry.entries()]
 
 
 def _fmt_int(value: int | None) -> str:
@@ -156,6 +166,8 @@ def list_cmd() -> None:
         ])
     header = ["name", "file", "canonical", "rows", "bytes", "cached", "in mirror"]
     click.echo(_table(header, rows))
+    click.echo("\nThe datasets (one entry each, repro/datasets/<module>.py; `--set dataset=NAME`):\n")
+    click.echo(_table(["dataset", "kind", "data modes", "raw files", "module"], _dataset_rows()))
     click.echo("\nThe authors' processed files (data mode `authors`), rebuilt from the raw files on use; "
                "`repro data verify NAME` compares the rebuilt bytes with the authors' git blob:\n")
     click.echo(_table(["name", "file", "authors' git blob", "canonical", "rows x features", "raw files",
@@ -263,13 +275,12 @@ def _verify_authors(names: Sequence[str] | None) -> tuple[list[str], list[str]]:
 
     Returns (mismatched names, named-but-missing names); an inferred file is reported, never failed.
     """
-    from repro.datasets.authors_files import AUTHORS_FILES
-
-    selected = names if names is not None else [f"{b}{AUTHORS_SUFFIX}" for b in AUTHORS_FILES]
+    files = _authors_files()
+    selected = names if names is not None else [f"{b}{AUTHORS_SUFFIX}" for b in files]
     mismatched, missing = [], []
     for name in selected:
         base = authors_name(name)
-        spec = AUTHORS_FILES[base]
+        spec = files[base]
         if not all(_raw_available(n) for n in spec.sources):
             if names is not None:
                 missing.append(name)
@@ -290,14 +301,16 @@ def _verify_authors(names: Sequence[str] | None) -> tuple[list[str], list[str]]:
 
 def _materialize_authors(base: str, dest: Path | None = None) -> Path:
     """Write the rebuilt authors' file of ``base`` to ``dest`` (default: ``<cache>/authors/<file>``)."""
-    from repro.datasets.authors_files import AUTHORS_FILES, authors_csv_bytes
+    from repro.datasets import registry
+    from repro.datasets.authors_files import authors_csv_bytes
     from repro.engine.cache import atomic_write_bytes
 
-    spec = AUTHORS_FILES[base]
+    entry = registry.get_dataset(base)
+    spec = entry.authors
     for raw in spec.sources:  # fetched (or copied from the mirror) as a run would
         _fetch_with_bar(get_source(raw))
     path = dest if dest is not None else store.data_dir() / "authors" / spec.filename
-    atomic_write_bytes(path, authors_csv_bytes(base))
+    atomic_write_bytes(path, authors_csv_bytes(entry))
     return path
 
 

@@ -89,11 +89,12 @@ def _datasets(spec: ExperimentSpec, modes: list[Any]) -> None:
     _line(", ".join(spec.datasets) or "none")
     if "authors" not in modes:
         return
-    from repro.datasets.authors_files import AUTHORS_FILES
+    from repro.datasets.registry import authors_files
 
+    files = authors_files()
     names = {v for v in spec.declared_values("dataset") if isinstance(v, str)}
-    for name in sorted(names & set(AUTHORS_FILES)):
-        f = AUTHORS_FILES[name]
+    for name in sorted(names & set(files)):
+        f = files[name]
         state = ("rebuilt byte-identical to the authors' git blob when verified" if f.canonical
                  else "an INFERRED reconstruction (no authors' bytes to match)")
         _line(f"data=authors: {f.filename} ({name}-authors), rebuilt from {', '.join(f.sources)}; git blob "

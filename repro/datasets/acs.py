@@ -22,9 +22,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from repro.datasets.entry import Dataset
 from repro.errors import DataUnavailableError, InvalidParameterError
 
-__all__ = ["ACS_COLUMNS", "ACS_FEATURES", "CA_EXTRACT_SOURCE", "acs_files_present", "default_acs_dir",
+__all__ = ["DATASET", "ACS_COLUMNS", "ACS_FEATURES", "CA_EXTRACT_SOURCE", "acs_files_present", "default_acs_dir",
            "load_acs_ca_extract_frame", "load_acs_frames", "preprocess_acs_frame", "synthetic_acs_frame"]
 
 ACS_COLUMNS = ("AGEP", "COW", "SCHL", "MAR", "POBP", "RELP", "OCCP", "WKHP", "SEX", "RAC1P", "PINCP")
@@ -171,3 +172,10 @@ def load_acs_frames(root: Path | None = None, *, states: Sequence[str] | None = 
     scaler = preprocess_acs_frame(_folktables_year(root, scaler_year, states, download))
     pool = preprocess_acs_frame(_folktables_year(root, pool_year, states, download))
     return scaler, pool, root
+
+
+DATASET = Dataset(
+    name="acs-ca-extract", kind="frame", loader=load_acs_ca_extract_frame, sources=(CA_EXTRACT_SOURCE,),
+    description="ACS PUMS California 2018 extract, income only as the >50K indicator (Private-Fair-Greedy's "
+                "offline surrogate; the faithful PUMS files come through folktables, load_acs_frames)",
+)

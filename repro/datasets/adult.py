@@ -25,13 +25,21 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import pandas as pd
 
-from repro.datasets.adult_raw import ADULT_COLUMNS, drop_missing, one_hot_sorted, read_uci_adult
-from repro.datasets.registry import tabular_dataset
+from repro.datasets.adult_raw import (
+    ADULT_COLUMNS,
+    ADULT_SOURCES,
+    drop_missing,
+    one_hot_sorted,
+    read_uci_adult,
+)
+from repro.datasets.authors_files import yes_no
+from repro.datasets.entry import AuthorsFile, Dataset
 from repro.datasets.tabular import TabularDataset
 from repro.errors import DataUnavailableError
 
-__all__ = ["load_adult", "ADULT_COLUMNS", "NUMERIC", "CATEGORICAL", "N_ROWS", "N_FEATURES"]
+__all__ = ["DATASET", "load_adult", "ADULT_COLUMNS", "NUMERIC", "CATEGORICAL", "N_ROWS", "N_FEATURES"]
 
 NUMERIC = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week")
 CATEGORICAL = ("workclass", "education", "marital-status", "occupation", "relationship", "race",
@@ -40,9 +48,6 @@ N_ROWS = 45_222
 N_FEATURES = 102
 
 
-
-
-@tabular_dataset("adult")
 @functools.lru_cache(maxsize=2)
 def load_adult() -> TabularDataset:
     """UCI Adult (adult.data + adult.test), rows with '?' removed: 45,222 × 102, A = sex (Male = 1).
@@ -76,3 +81,26 @@ def load_adult() -> TabularDataset:
         description=__doc__.split("Preprocessing", 1)[1].strip(),
         source="adult-data+adult-test", canonical=True,
     )
+
+
+def _authors_frame() -> tuple[pd.DataFrame, str]:
+    """Issue 13 fact 1: adult.data without '?' rows, label column ``>50K`` Yes/No, the table twice."""
+    df = drop_missing(read_uci_adult(("adult-data",)))
+    df = df.rename(columns={"income": ">50K"})
+    df[">50K"] = yes_no(df[">50K"].eq(">50K"))
+    return pd.concat([df, df], ignore_index=True), "adult-data"
+
+
+DATASET = Dataset(
+    name="adult", loader=load_adult, sources=ADULT_SOURCES,
+    description="UCI Adult, rows with '?' dropped: 45,222 x 102, A = sex (thesis Part I, DP-FERMI)",
+    authors=AuthorsFile(
+        filename="adult_original_purified.csv", git_blob="485326a3356768905aa53a101c2a772897bb1084",
+        sources=("adult-data",), label=">50K", sensitive="sex", numeric=NUMERIC,
+        group_names=("Female", "Male"), positive_group="Male", n_rows=60_324, n_features=102,
+        canonical=True, copies=2, build=_authors_frame,
+        recipe=(
+            "adult.data only, values stripped, rows with '?' dropped (30,162), label >50K as Yes/No, "
+            "the table written twice (60,324 rows); sex not a feature; 6 numeric columns z-scored, "
+            "the 7 categoricals one-hot (102 features); A = 1 for Male.")),
+)

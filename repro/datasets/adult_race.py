@@ -25,10 +25,10 @@ import numpy as np
 import pandas as pd
 
 from repro.datasets.adult_raw import ADULT_COLUMNS, ADULT_SOURCES, read_uci_adult
-from repro.datasets.registry import tabular_dataset
+from repro.datasets.entry import Dataset
 from repro.datasets.tabular import TabularDataset
 
-__all__ = ["ADULT_SOURCES", "COLUMNS", "load_adult_race", "load_adult_race_frame", "process_adult_race"]
+__all__ = ["DATASET", "ADULT_SOURCES", "COLUMNS", "load_adult_race", "load_adult_race_frame", "process_adult_race"]
 
 #: Raw column names of this variant (the reference code calls ``sex`` ``gender``).
 COLUMNS = tuple("gender" if c == "sex" else c for c in ADULT_COLUMNS)
@@ -36,8 +36,6 @@ COLUMNS = tuple("gender" if c == "sex" else c for c in ADULT_COLUMNS)
 _DROP = ["fnlwgt", "workclass", "occupation", "education", "native-country"]
 _NUMERIC = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
 _ONE_HOT = ["marital-status", "relationship"]
-
-
 
 
 def process_adult_race(raw: pd.DataFrame) -> pd.DataFrame:
@@ -66,7 +64,6 @@ def load_adult_race_frame() -> pd.DataFrame:
     return process_adult_race(read_uci_adult(ADULT_SOURCES).rename(columns={"sex": "gender"}))
 
 
-@tabular_dataset("adult-race")
 @functools.lru_cache(maxsize=1)
 def load_adult_race() -> TabularDataset:
     """Adult (White/Black) as arrays: X (20 features incl. race), y = income > 50K, s = race (White = 1).
@@ -82,3 +79,9 @@ def load_adult_race() -> TabularDataset:
         feature_names=names, numeric_columns=tuple(range(len(_NUMERIC))), group_names=("Black", "White"),
         description=__doc__.split("\n\n", 1)[1].split("Spec:", 1)[0].strip(),
         source="+".join(ADULT_SOURCES), s_column=names.index("race"))
+
+
+DATASET = Dataset(
+    name="adult-race", loader=load_adult_race, sources=ADULT_SOURCES,
+    description="UCI Adult, White/Black: 46,447 x 20, A = race (thesis Tables 5.3-5.4, FairProjection's loader)",
+)

@@ -3,10 +3,12 @@
 Spec: issue 13, "Facts" 1–4 and "What to build" item 1. The authors' repositories
 (``devanshgupta160/Stochastic-Differentially-Private-and-Fair-Learning`` at ``5360438`` and
 ``hradghoukasian/dp_fair_binary``, same ``dataloader.py`` and data blobs) read one processed CSV per
-dataset; this module rebuilds each file deterministically from the registered raw file(s) and
-loads it the way their loader does.
+dataset. Each file is declared on its dataset's entry (``DATASET.authors``, a
+:class:`repro.datasets.entry.AuthorsFile` whose ``build`` makes the frame, in the dataset's module); this
+module rebuilds the file deterministically from the registered raw file(s) and loads it the way their
+loader does.
 
-Rebuilding the files (the CSV text is pandas ``to_csv(index=False)`` of the frame below):
+Rebuilding the files (the CSV text is pandas ``to_csv(index=False)`` of the frame ``build`` returns):
 
 * ``adult`` → ``adult_original_purified.csv``: ``adult.data`` only (``adult.test`` unused), values
   stripped, rows with a ``?`` dropped (30,162), label column ``>50K`` as ``Yes``/``No``, and the
@@ -52,156 +54,35 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from repro.datasets.adult_raw import drop_missing, one_hot_sorted, read_uci_adult
-from repro.datasets.credit_card import _read_raw as _read_credit_card_raw
-from repro.datasets.parkinsons import PRIVACY_UNIT as PARKINSONS_UNIT
-from repro.datasets.parkinsons import RECORDINGS_PER_SUBJECT
-from repro.datasets.store import fetch
+from repro.datasets.adult_raw import one_hot_sorted
 from repro.datasets.tabular import TabularDataset
-from repro.errors import DataUnavailableError, InvalidParameterError, suggest
+from repro.errors import DataUnavailableError, InvalidParameterError
 
-__all__ = ["AUTHORS_DATASETS", "AuthorsFile", "AUTHORS_FILES", "load_authors_dataset", "authors_split",
-           "authors_csv_bytes", "write_authors_csv", "git_blob_id"]
+if TYPE_CHECKING:
+    from repro.datasets.entry import AuthorsFile, Dataset
 
-AUTHORS_DATASETS = ("adult", "retired-adult", "parkinsons", "credit-card")
+__all__ = ["load_authors_dataset", "authors_split", "authors_csv_bytes", "write_authors_csv", "git_blob_id",
+           "yes_no"]
 
 _YES, _NO = "Yes", "No"
 
 
-@dataclass(frozen=True)
-class AuthorsFile:
-    """How one authors' file is named, pinned and read (issue 13 facts 1–4)."""
-
-    filename: str
-    git_blob: str
-    sources: tuple[str, ...]
-    label: str
-    sensitive: str
-    numeric: tuple[str, ...]
-    group_names: tuple[str, str]
-    positive_group: str          # value of ``sensitive`` (as parsed) that is A = 1
-    n_rows: int
-    n_features: int
-    canonical: bool
-    recipe: str
-    copies: int = 1              # times the source table is written (Adult: 2)
-    #: (rows per person, what a row is) when a person has several rows in the source (Parkinsons)
-    unit: tuple[int, str] | None = None
-
-    def privacy_unit(self) -> tuple[int, str]:
-        """(most rows of one person, what a row is): the source's unit times the copies."""
-        rows, what = self.unit or (1, "one row per person")
-        if self.copies == 1:
-            return rows, what
-        return rows * self.copies, (f"{rows * self.copies} rows per person: the authors' file writes its source "
-                                    f"table {self.copies} times (source: {what})")
-
-
-AUTHORS_FILES: dict[str, AuthorsFile] = {
-    "adult": AuthorsFile(
-        filename="adult_original_purified.csv", git_blob="485326a3356768905aa53a101c2a772897bb1084",
-        sources=("adult-data",), label=">50K", sensitive="sex",
-        numeric=("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"),
-        group_names=("Female", "Male"), positive_group="Male", n_rows=60_324, n_features=102,
-        canonical=True, copies=2,
-        recipe=(
-            "adult.data only, values stripped, rows with '?' dropped (30,162), label >50K as Yes/No, "
-            "the table written twice (60,324 rows); sex not a feature; 6 numeric columns z-scored, "
-            "the 7 categoricals one-hot (102 features); A = 1 for Male.")),
-    "retired-adult": AuthorsFile(
-        filename="adult_reconstruction_processed.csv",
-        git_blob="0544db76fb60d775601bbfb59e72c9b091f4beed", sources=("adult-reconstruction",),
-        label="income", sensitive="gender",
-        numeric=("hours-per-week", "age", "capital-gain", "capital-loss", "education-num"),
-        group_names=("Female", "Male"), positive_group="Male", n_rows=45_849, n_features=101,
-        canonical=True,
-        recipe=(
-            "adult_reconstruction.csv minus its rows with '?' (45,849), income -> Yes iff > 50,000; "
-            "gender not a feature; 5 numeric columns z-scored, 7 categoricals one-hot (101 features);"
-            " A = 1 for Male.")),
-    "parkinsons": AuthorsFile(
-        filename="parkinsons_updrs_processed.csv", git_blob="97e79a9ea470688bb00065164670fabd3b810851",
-        sources=("parkinsons-updrs",), label="total_UPDRS", sensitive="sex",
-        numeric=("age", "test_time", "motor_UPDRS", "Jitter(%)", "Jitter(Abs)", "Jitter:RAP",
-                 "Jitter:PPQ5", "Jitter:DDP", "Shimmer", "Shimmer(dB)", "Shimmer:APQ3", "Shimmer:APQ5",
-                 "Shimmer:APQ11", "Shimmer:DDA", "NHR", "HNR", "RPDE", "DFA", "PPE"),
-        group_names=("male (sex=0)", "female (sex=1)"), positive_group="Female", n_rows=5_875,
-        n_features=19, canonical=True, unit=(RECORDINGS_PER_SUBJECT, PARKINSONS_UNIT),
-        recipe=(
-            "parkinsons_updrs.data, subject# dropped, label total_UPDRS > median (27.576) and not a "
-            "feature; sex not a feature; all 19 features z-scored, motor_UPDRS among them; A = 1 for "
-            "female.")),
-    "credit-card": AuthorsFile(
-        filename="credit-card-defaulters_processed.csv",
-        git_blob="8f48cba56e346e65b6acebdb3060dd4c6376cfe0", sources=("credit-card-tsv",),
-        label="default payment next month", sensitive="SEX",
-        numeric=("LIMIT_BAL", "AGE", "BILL_AMT1", "BILL_AMT2", "BILL_AMT3", "BILL_AMT4", "BILL_AMT5",
-                 "BILL_AMT6", "PAY_AMT1", "PAY_AMT2", "PAY_AMT3", "PAY_AMT4", "PAY_AMT5", "PAY_AMT6"),
-        group_names=("female (SEX=2)", "male (SEX=1)"), positive_group="1", n_rows=30_000,
-        n_features=85, canonical=False,
-        recipe=(
-            "credit-card loader's source (derived TSV), ID dropped, EDUCATION {0,5,6} -> 4, MARRIAGE "
-            "0 -> 3, label default as Yes/No; SEX not a feature; 14 numeric columns z-scored, "
-            "EDUCATION, MARRIAGE, PAY_0, PAY_2-PAY_6 one-hot (85 features); A = 1 for SEX = 1 (male).")),
-}
-
-
-def _yes_no(mask: pd.Series | np.ndarray) -> np.ndarray:
+def yes_no(mask: pd.Series | np.ndarray) -> np.ndarray:
+    """``Yes`` where ``mask`` holds, else ``No`` (the authors' label values)."""
     return np.where(np.asarray(mask), _YES, _NO)
 
 
-def _adult_frame() -> tuple[pd.DataFrame, str]:
-    """Fact 1: adult.data without '?' rows, label column ``>50K`` Yes/No, the table twice."""
-    df = drop_missing(read_uci_adult(("adult-data",)))
-    df = df.rename(columns={"income": ">50K"})
-    df[">50K"] = _yes_no(df[">50K"].eq(">50K"))
-    return pd.concat([df, df], ignore_index=True), "adult-data"
-
-
-def _retired_adult_frame() -> tuple[pd.DataFrame, str]:
-    """Fact 2: the reconstruction without '?' rows, income → Yes iff > 50,000."""
-    df = drop_missing(pd.read_csv(fetch("adult-reconstruction"), dtype=str, na_filter=False))
-    df["income"] = _yes_no(df["income"].astype(np.float64) > 50_000)
-    return df, "adult-reconstruction"
-
-
-def _parkinsons_frame() -> tuple[pd.DataFrame, str]:
-    """Fact 3: subject# dropped, sex as Male/Female, total_UPDRS → Yes iff > the median."""
-    df = pd.read_csv(fetch("parkinsons-updrs")).drop(columns=["subject#"])
-    df["sex"] = np.where(df["sex"].astype(int) == 1, "Female", "Male")
-    df["total_UPDRS"] = _yes_no(df["total_UPDRS"] > df["total_UPDRS"].median())
-    return df, "parkinsons-updrs"
-
-
-def _credit_card_frame() -> tuple[pd.DataFrame, str]:
-    """Fact 4 (inferred): ID dropped, EDUCATION {0,5,6} → 4, MARRIAGE 0 → 3, label Yes/No."""
-    raw, source, _ = _read_credit_card_raw()
-    df = raw.rename(columns=lambda c: str(c).strip()).dropna(how="all").drop(columns=["ID"])
-    df = df.astype(np.int64)
-    df["EDUCATION"] = df["EDUCATION"].where(~df["EDUCATION"].isin([0, 5, 6]), 4)
-    df["MARRIAGE"] = df["MARRIAGE"].where(df["MARRIAGE"] != 0, 3)
-    label = AUTHORS_FILES["credit-card"].label
-    df[label] = _yes_no(df[label] == 1)
-    return df.reset_index(drop=True), source
-
-
-_BUILDERS: dict[str, Callable[[], tuple[pd.DataFrame, str]]] = {
-    "adult": _adult_frame, "retired-adult": _retired_adult_frame, "parkinsons": _parkinsons_frame,
-    "credit-card": _credit_card_frame,
-}
-
-
-def _check_name(name: str) -> AuthorsFile:
-    if name not in AUTHORS_FILES:
-        raise InvalidParameterError(suggest(name, AUTHORS_DATASETS, what="authors' dataset"))
-    return AUTHORS_FILES[name]
+def _declared(dataset: Dataset) -> AuthorsFile:
+    """The authors' file ``dataset`` declares; a one-line error if it declares none."""
+    if dataset.authors is None:
+        raise InvalidParameterError(f"dataset {dataset.name!r} declares no authors' file (data mode 'authors').")
+    return dataset.authors
 
 
 def git_blob_id(data: bytes) -> str:
@@ -210,20 +91,19 @@ def git_blob_id(data: bytes) -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def _csv(name: str) -> tuple[bytes, str]:
-    frame, source = _BUILDERS[name]()
+def _csv(spec: AuthorsFile) -> tuple[bytes, str]:
+    frame, source = spec.build()
     return frame.to_csv(index=False).encode(), source
 
 
-def authors_csv_bytes(name: str) -> bytes:
-    """The rebuilt text of the authors' processed CSV of ``name`` (see the module docstring)."""
-    _check_name(name)
-    return _csv(name)[0]
+def authors_csv_bytes(dataset: Dataset) -> bytes:
+    """The rebuilt text of the authors' processed CSV of ``dataset`` (an entry; see the module docstring)."""
+    return _csv(_declared(dataset))[0]
 
 
-def write_authors_csv(name: str, path: str | Path) -> None:
-    """Write the rebuilt authors' CSV of ``name`` to ``path`` (byte-identical for all but credit-card)."""
-    Path(path).write_bytes(authors_csv_bytes(name))
+def write_authors_csv(dataset: Dataset, path: str | Path) -> None:
+    """Write the rebuilt authors' CSV of ``dataset`` to ``path`` (byte-identical for all but credit-card)."""
+    Path(path).write_bytes(authors_csv_bytes(dataset))
 
 
 def authors_split(n: int, train_fraction: float = 0.75, random_state: int = 100
@@ -272,8 +152,8 @@ def _leakage(df: pd.DataFrame, copies: int, train: np.ndarray, test: np.ndarray)
 
 
 @functools.lru_cache(maxsize=4)
-def load_authors_dataset(name: str) -> TabularDataset:
-    """The authors' processed file of ``name`` as a :class:`TabularDataset` named ``<name>-authors``.
+def load_authors_dataset(dataset: Dataset) -> TabularDataset:
+    """The authors' processed file of ``dataset`` (an entry) as a :class:`TabularDataset` named ``<name>-authors``.
 
     X is unstandardized (raw numeric values, one-hot 0/1); ``numeric_columns`` are the columns the
     authors z-score; Y = 1 iff the label is ``Yes``; A as in the project's clean loader. Cached
@@ -284,8 +164,9 @@ def load_authors_dataset(name: str) -> TabularDataset:
     DataUnavailableError
         If a raw file is missing, or the rebuilt file does not have the expected shape.
     """
-    spec = _check_name(name)
-    data, source = _csv(name)
+    spec = _declared(dataset)
+    name = dataset.name
+    data, source = _csv(spec)
     df = pd.read_csv(io.BytesIO(data))
     blob = git_blob_id(data)
     numeric = list(spec.numeric)

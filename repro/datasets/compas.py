@@ -24,11 +24,11 @@ import functools
 import numpy as np
 import pandas as pd
 
-from repro.datasets.registry import tabular_dataset
+from repro.datasets.entry import Dataset
 from repro.datasets.store import fetch
 from repro.datasets.tabular import TabularDataset
 
-__all__ = ["COMPAS_SOURCE", "FEATURES", "filter_compas", "load_compas", "load_compas_frame",
+__all__ = ["DATASET", "COMPAS_SOURCE", "FEATURES", "filter_compas", "load_compas", "load_compas_frame",
            "standard_filter"]
 
 #: Registered raw file (repro.datasets.sources).
@@ -88,7 +88,6 @@ def load_compas_frame() -> pd.DataFrame:
     return filter_compas(raw)
 
 
-@tabular_dataset("compas")
 @functools.lru_cache(maxsize=1)
 def load_compas() -> TabularDataset:
     """COMPAS as arrays: X (features of :data:`FEATURES`), y = is_recid, s = race (Caucasian = 1).
@@ -106,3 +105,9 @@ def load_compas() -> TabularDataset:
         group_names=("African-American", "Caucasian"),
         description=__doc__.split("\n\n", 1)[1].split("Spec:", 1)[0].strip(),
         source=COMPAS_SOURCE, s_column=FEATURES.index("race"))
+
+
+DATASET = Dataset(
+    name="compas", loader=load_compas, sources=(COMPAS_SOURCE,),
+    description="ProPublica COMPAS two-year recidivism: 5,278 x 6, A = race (thesis Tables 5.1-5.2)",
+)

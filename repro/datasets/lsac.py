@@ -18,10 +18,11 @@ import numpy as np
 import pandas as pd
 
 from repro.datasets.adult_reconstruction import _label_encode
+from repro.datasets.entry import Dataset
 from repro.datasets.tabular import load_raw_or_derived
 from repro.errors import InvalidParameterError
 
-__all__ = ["COLUMNS", "RAW_SOURCE", "DERIVED_SOURCE", "load_lsac", "process_raw"]
+__all__ = ["DATASET", "COLUMNS", "RAW_SOURCE", "DERIVED_SOURCE", "load_lsac", "process_raw"]
 
 
 RAW_SOURCE = "lsac-bar-pass"
@@ -52,3 +53,9 @@ def load_lsac(source: str = "auto") -> pd.DataFrame:
     """
     return load_raw_or_derived(source, raw=RAW_SOURCE, derived=DERIVED_SOURCE,
                                from_raw=lambda path: process_raw(pd.read_csv(path)), columns=COLUMNS)
+
+
+DATASET = Dataset(
+    name="lsac", kind="frame", loader=load_lsac, sources=(RAW_SOURCE, DERIVED_SOURCE),
+    description="LSAC bar passage: 20,427 x 7 label-encoded columns (thesis Part II LDP figures)",
+)

@@ -27,12 +27,13 @@ import functools
 import numpy as np
 import pandas as pd
 
-from repro.datasets.registry import tabular_dataset
+from repro.datasets.authors_files import yes_no
+from repro.datasets.entry import AuthorsFile, Dataset
 from repro.datasets.store import fetch
 from repro.datasets.tabular import TabularDataset
 from repro.errors import DataUnavailableError
 
-__all__ = ["load_parkinsons", "FEATURES", "N_ROWS", "N_FEATURES", "SOURCE", "RECORDINGS_PER_SUBJECT",
+__all__ = ["DATASET", "load_parkinsons", "FEATURES", "N_ROWS", "N_FEATURES", "SOURCE", "RECORDINGS_PER_SUBJECT",
            "PRIVACY_UNIT"]
 
 SOURCE = "parkinsons-updrs"
@@ -80,7 +81,6 @@ def build_parkinsons(raw: pd.DataFrame) -> TabularDataset:
     )
 
 
-@tabular_dataset("parkinsons")
 @functools.lru_cache(maxsize=1)
 def load_parkinsons() -> TabularDataset:
     """Parkinsons Telemonitoring: 5,875 × 19, Y = total_UPDRS > median, A = sex (female = 1).
@@ -90,3 +90,26 @@ def load_parkinsons() -> TabularDataset:
     Spec: seed-004 §7.1 (Parkinsons row).
     """
     return build_parkinsons(pd.read_csv(fetch(SOURCE)))
+
+
+def _authors_frame() -> tuple[pd.DataFrame, str]:
+    """Issue 13 fact 3: subject# dropped, sex as Male/Female, total_UPDRS → Yes iff > the median."""
+    df = pd.read_csv(fetch(SOURCE)).drop(columns=["subject#"])
+    df["sex"] = np.where(df["sex"].astype(int) == 1, "Female", "Male")
+    df["total_UPDRS"] = yes_no(df["total_UPDRS"] > df["total_UPDRS"].median())
+    return df, SOURCE
+
+
+DATASET = Dataset(
+    name="parkinsons", loader=load_parkinsons, sources=(SOURCE,),
+    description="UCI Parkinsons Telemonitoring: 5,875 recordings x 19, Y = total_UPDRS > median, A = sex (DP-FERMI)",
+    authors=AuthorsFile(
+        filename="parkinsons_updrs_processed.csv", git_blob="97e79a9ea470688bb00065164670fabd3b810851",
+        sources=(SOURCE,), label="total_UPDRS", sensitive="sex", numeric=FEATURES,
+        group_names=("male (sex=0)", "female (sex=1)"), positive_group="Female", n_rows=5_875,
+        n_features=19, canonical=True, unit=(RECORDINGS_PER_SUBJECT, PRIVACY_UNIT), build=_authors_frame,
+        recipe=(
+            "parkinsons_updrs.data, subject# dropped, label total_UPDRS > median (27.576) and not a "
+            "feature; sex not a feature; all 19 features z-scored, motor_UPDRS among them; A = 1 for "
+            "female.")),
+)

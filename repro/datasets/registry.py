@@ -1,147 +1,120 @@
-"""The dataset registry: ``load(name, data=...)`` and the 75/25 split policy of each data mode, once.
+"""The dataset registry: every :class:`repro.datasets.entry.Dataset`, found by importing the dataset modules.
 
-A tabular dataset is one loader module in :mod:`repro.datasets` whose loader carries the
-:func:`tabular_dataset` decorator; the registry finds those modules by scanning the package folder
-(no hand-written list), so adding a dataset is one file. Two data modes (issue 13):
+A dataset is one module whose module-level ``DATASET`` is a :class:`~repro.datasets.entry.Dataset`
+entry. The registry imports every module on the package's search path (``repro.datasets.__path__``,
+plus the folders of ``$REPRO_DATASET_PATH``, separated by ``os.pathsep``) and collects those entries:
+no hand-written list, so adding a dataset is one file. Two data modes (issue 13):
 
 ``authors``
-    The authors' processed file rebuilt from the raw data (:mod:`repro.datasets.authors_files`,
-    named ``<name>-authors``) and their ONE fixed split ``df.sample(frac=0.75, random_state=100)``,
-    the same for every repetition (:func:`repro.datasets.authors_files.authors_split`).
+    The authors' processed file rebuilt from the raw data (the entry's ``authors``, read by
+    :mod:`repro.datasets.authors_files`, named ``<name>-authors``) and their ONE fixed split.
 ``clean``
-    Our deduplicated canonical loader and a random ``round(0.75·n)`` / rest split drawn from the
-    generator the caller passes (the caller decides its scope: one per repetition, or one fixed).
+    Our canonical loader and a random split drawn from the generator the caller passes.
 
-Spec: seed-003-thesis.md §2.7 step 1, §3.1; seed-004-dpfermi.md §7.1; issue 13 (data modes).
+The split policy of each mode is applied by :func:`repro.datasets.split.split`.
+
+Spec: seed-003-thesis.md §2.7 step 1, §3.1; seed-004-dpfermi.md §7.1; issue 13 (data modes); issue 36.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import os
 import pkgutil
-import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
-import numpy as np
-
-from repro.datasets.tabular import TabularDataset, train_test_indices
+from repro.datasets.entry import DATA_MODES, DEFAULT_DATA, AuthorsFile, Dataset
 from repro.errors import InvalidParameterError, UnknownNameError
 
-__all__ = ["DATA_MODES", "DEFAULT_DATA", "DatasetEntry", "tabular_dataset", "dataset_names", "get_dataset",
-           "load", "train_test_split", "check_data_mode"]
+__all__ = ["DATA_MODES", "DEFAULT_DATA", "ENV_DATASET_PATH", "Dataset", "authors_files", "dataset_names",
+           "entries", "get_dataset", "load", "check_data_mode", "rescan"]
 
-#: the data modes, in the order the experiment files list them; the default is the papers' setting
-DATA_MODES = ("authors", "clean")
-DEFAULT_DATA = "authors"
-#: the registry's folder is scanned for loader modules (the trial-code hash covers every module in it)
+#: folders of extra dataset modules (each module imports as ``repro.datasets.<stem>``), os.pathsep-separated
+ENV_DATASET_PATH = "REPRO_DATASET_PATH"
+#: the registry's folder is scanned for dataset modules (the trial-code hash covers every module in it)
 __plugin_packages__ = ("repro.datasets",)
 
-_DECORATOR = re.compile(r"^@tabular_dataset\(", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class DatasetEntry:
-    """One registered dataset: its name, clean loader and defining module."""
-
-    name: str
-    loader: Callable[[], TabularDataset]
-    module: str
-
-    @property
-    def has_authors_file(self) -> bool:
-        from repro.datasets.authors_files import AUTHORS_DATASETS
-
-        return self.name in AUTHORS_DATASETS
-
-    @property
-    def data_modes(self) -> tuple[str, ...]:
-        return DATA_MODES if self.has_authors_file else ("clean",)
-
-
-_REGISTRY: dict[str, DatasetEntry] = {}
+_REGISTRY: dict[str, Dataset] = {}
 _SCANNED = False
 
 
-def tabular_dataset(name: str) -> Callable[[Callable[[], TabularDataset]], Callable[[], TabularDataset]]:
-    """Register the decorated zero-argument loader as the ``clean`` data of dataset ``name``."""
+def _search_path() -> list[str]:
+    """The package's ``__path__``, extended (in place, so imports find them) by ``$REPRO_DATASET_PATH``."""
+    import repro.datasets as package
 
-    def register(loader: Callable[[], TabularDataset]) -> Callable[[], TabularDataset]:
-        known = _REGISTRY.get(name)
-        if known is not None and known.module != loader.__module__:
-            raise RuntimeError(f"dataset {name!r} is registered twice ({known.module}, {loader.__module__})")
-        _REGISTRY[name] = DatasetEntry(name, loader, loader.__module__)
-        return loader
-
-    return register
+    for folder in filter(None, os.environ.get(ENV_DATASET_PATH, "").split(os.pathsep)):
+        folder = os.path.abspath(folder)
+        if folder not in package.__path__:
+            package.__path__.append(folder)
+    return list(package.__path__)
 
 
 def _scan() -> None:
-    """Import every module of :mod:`repro.datasets` that registers a dataset (found by its source text)."""
+    """Import every module on the search path and collect its ``DATASET`` entry."""
     global _SCANNED
     if _SCANNED:
         return
-    import repro.datasets as package
-
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        path = Path(package.__path__[0]) / f"{info.name}.py"
-        if not info.ispkg and path.is_file() and _DECORATOR.search(path.read_text(encoding="utf-8")):
-            importlib.import_module(f"{package.__name__}.{info.name}")
+    found: dict[str, Dataset] = {}
+    for info in sorted(pkgutil.iter_modules(_search_path()), key=lambda m: m.name):
+        if info.ispkg:
+            continue
+        module_name = f"repro.datasets.{info.name}"
+        entry = getattr(importlib.import_module(module_name), "DATASET", None)
+        if not isinstance(entry, Dataset):
+            continue
+        known = found.get(entry.name)
+        if known is not None:
+            raise RuntimeError(f"dataset {entry.name!r} is declared twice ({known.module}, {module_name})")
+        found[entry.name] = dataclasses.replace(entry, module=module_name)
+    _REGISTRY.clear()
+    _REGISTRY.update(found)
     _SCANNED = True
 
 
-def dataset_names() -> tuple[str, ...]:
-    """Every registered tabular dataset, sorted."""
+def rescan() -> None:
+    """Forget the entries found so far; the next lookup scans the search path again (tests, plugins)."""
+    global _SCANNED
+    _SCANNED = False
+
+
+def entries(kind: str | None = None) -> tuple[Dataset, ...]:
+    """Every registered entry (of ``kind`` when given), sorted by name."""
     _scan()
-    return tuple(sorted(_REGISTRY))
+    return tuple(e for _, e in sorted(_REGISTRY.items()) if kind is None or e.kind == kind)
 
 
-def get_dataset(name: str) -> DatasetEntry:
-    """The registry entry of ``name``; an unknown name is a one-line error naming the choices."""
+def dataset_names(kind: str | None = None) -> tuple[str, ...]:
+    """Every registered dataset name (of ``kind`` when given), sorted."""
+    return tuple(e.name for e in entries(kind))
+
+
+def get_dataset(name: str) -> Dataset:
+    """The entry of ``name``; an unknown name is a one-line error naming the choices."""
     _scan()
     if name not in _REGISTRY:
         raise UnknownNameError(f"unknown dataset {name!r}; choices: {', '.join(sorted(_REGISTRY))}.")
     return _REGISTRY[name]
 
 
+def authors_files() -> dict[str, AuthorsFile]:
+    """``{dataset name: its declared authors' file}`` of every entry that has one (data mode ``authors``)."""
+    return {e.name: e.authors for e in entries() if e.authors is not None}
+
+
 def check_data_mode(data: str, name: str | None = None) -> str:
     """``data`` if it is a data mode (of dataset ``name`` when given), else a one-line error naming the choices."""
-    modes = DATA_MODES if name is None else get_dataset(name).data_modes
-    if data not in modes:
-        what = "" if name is None else f" for dataset {name!r}"
-        raise InvalidParameterError(f"data must be one of {', '.join(modes)}{what}; got {data!r} "
+    if name is not None:
+        return get_dataset(name).check_mode(data)
+    if data not in DATA_MODES:
+        raise InvalidParameterError(f"data must be one of {', '.join(DATA_MODES)}; got {data!r} "
                                     "(set it with --set data=...).")
     return data
 
 
-def load(name: str, data: str = DEFAULT_DATA) -> TabularDataset:
+def load(name: str, data: str = DEFAULT_DATA) -> Any:
     """Dataset ``name`` in data mode ``data`` (``authors``: the rebuilt authors' file; ``clean``: our loader).
 
     Both loaders cache in-process; do not mutate the arrays.
     """
-    entry = get_dataset(name)
-    check_data_mode(data, name)
-    if data == "authors":
-        from repro.datasets.authors_files import load_authors_dataset
-
-        return load_authors_dataset(name)
-    return entry.loader()
-
-
-def train_test_split(n: int, data: str, *, rng: np.random.Generator | None = None, train_fraction: float = 0.75
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """(training rows, test rows) of an ``n``-row dataset under data mode ``data``'s split policy.
-
-    ``authors``: the authors' fixed ``df.sample(frac=train_fraction, random_state=100)`` (``rng`` is not
-    used, so every repetition gets the same split); ``clean``: a random ``round(train_fraction·n)`` / rest
-    partition drawn from ``rng`` (required). Spec: seed-003 §2.7 step 1; issue 13 (Loader).
-    """
-    check_data_mode(data)
-    if data == "authors":
-        from repro.datasets.authors_files import authors_split
-
-        return authors_split(n, train_fraction)
-    if rng is None:
-        raise InvalidParameterError("the clean split needs a generator: pass rng=ctx.rng('split', ...).")
-    return train_test_indices(n, train_fraction, rng=rng)
+    return get_dataset(name).load(data)

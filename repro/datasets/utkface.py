@@ -44,11 +44,13 @@ from pathlib import Path
 
 import numpy as np
 
+from repro.datasets.entry import Dataset
 from repro.datasets.sources import get_source
 from repro.datasets.store import data_dir, fetch
 from repro.errors import ChecksumMismatchError, DataUnavailableError, InvalidParameterError
 
 __all__ = [
+    "DATASET",
     "ARCHIVE_SOURCE",
     "LIST_SOURCE",
     "AGE_EDGES",
@@ -321,3 +323,9 @@ def _decode_into_cache(folder: Path, index: UTKFaceIndex, resolution: int, path:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return arr if indices is None else arr[np.asarray(indices)]
+
+
+DATASET = Dataset(
+    name="utkface", kind="image", loader=load_index, sources=(ARCHIVE_SOURCE, LIST_SOURCE), clean_split="shuffled",
+    description="UTKFace aligned & cropped: 23,705 images, Y = age in 9 bins, A = race (k = 5) (DP-FERMI Fig. 5)",
+)

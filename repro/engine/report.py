@@ -102,9 +102,9 @@ def authors_blob_verdict(key: str, blob: str | None) -> str | None:
     suffix = "-authors:git-blob"
     if not key.endswith(suffix) or not blob:
         return None
-    from repro.datasets.authors_files import AUTHORS_FILES
+    from repro.datasets.registry import authors_files
 
-    spec = AUTHORS_FILES.get(key[: -len(suffix)])
+    spec = authors_files().get(key[: -len(suffix)])
     if spec is None:
         return None
     if not spec.canonical:

@@ -148,7 +148,7 @@ def test_verify_against_the_real_mirror(data_mirror, monkeypatch) -> None:
     ok = [line for line in result.output.splitlines() if line.startswith("OK ") and "-authors" not in line]
     assert len(ok) == 14   # 12 tabular files + the UTKFace archive and its per-image list
     authors = [line.split()[1] for line in result.output.splitlines() if line.startswith("OK ") and "-authors" in line]
-    assert authors == ["adult-authors", "retired-adult-authors", "parkinsons-authors"]  # byte-identical rebuilds
+    assert authors == ["adult-authors", "parkinsons-authors", "retired-adult-authors"]  # byte-identical rebuilds
     assert re.search(r"^INFERRED +credit-card-authors ", result.output, re.M)
     assert re.search(r"^MISSING +credit-card-xls ", result.output, re.M)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from pathlib import Path
 
@@ -11,6 +12,11 @@ from click.testing import CliRunner
 import repro.cli.data as data_cli
 import repro.datasets.authors_files as af
 from repro.cli import main
+from repro.datasets import registry
+
+
+def _authors(name: str):
+    return registry.get_dataset(name).authors
 
 
 def invoke(*args: str):
@@ -30,7 +36,7 @@ def fake_rebuild(monkeypatch: pytest.MonkeyPatch, isolated_data_env: Path) -> by
 def test_list_shows_the_authors_files(isolated_data_env: Path) -> None:
     result = invoke("list")
     assert result.exit_code == 0, result.output
-    for base, spec in af.AUTHORS_FILES.items():
+    for base, spec in registry.authors_files().items():
         assert f"{base}-authors" in result.output and spec.filename in result.output
         assert spec.git_blob[:12] in result.output
     assert "INFERRED" in result.output  # credit card
@@ -39,13 +45,14 @@ def test_list_shows_the_authors_files(isolated_data_env: Path) -> None:
 def test_verify_flags_a_rebuilt_file_that_is_not_the_authors_blob(fake_rebuild: bytes) -> None:
     result = invoke("verify", "adult-authors")
     assert result.exit_code == 1
-    assert "MISMATCH  adult-authors" in result.output and af.AUTHORS_FILES["adult"].git_blob in result.output
+    assert "MISMATCH  adult-authors" in result.output and _authors("adult").git_blob in result.output
 
 
 def test_verify_accepts_the_authors_blob_and_reports_an_inferred_file(monkeypatch, fake_rebuild: bytes) -> None:
     blob = af.git_blob_id(fake_rebuild)
-    monkeypatch.setitem(af.AUTHORS_FILES, "adult", af.AUTHORS_FILES["adult"].__class__(
-        **{**af.AUTHORS_FILES["adult"].__dict__, "git_blob": blob}))
+    entry = registry.get_dataset("adult")
+    monkeypatch.setitem(registry._REGISTRY, "adult",
+                        dataclasses.replace(entry, authors=dataclasses.replace(entry.authors, git_blob=blob)))
     result = invoke("verify", "adult-authors", "credit-card-authors")
     assert result.exit_code == 0, result.output
     assert "OK        adult-authors" in result.output
@@ -78,7 +85,7 @@ def test_path_of_a_real_authors_file_is_the_authors_blob(data_mirror: Path, isol
     assert result.exit_code == 0, result.output
     path = Path(result.output.strip().splitlines()[-1])
     blob = subprocess.run(["git", "hash-object", str(path)], capture_output=True, text=True, check=True).stdout
-    assert blob.strip() == af.AUTHORS_FILES["parkinsons"].git_blob
+    assert blob.strip() == _authors("parkinsons").git_blob
     assert "OK        parkinsons-authors" in invoke("verify", "parkinsons-authors").output
 
 
@@ -93,6 +100,6 @@ def test_run_json_records_the_rebuilt_blob_and_the_report_judges_it(fake_rebuild
     assert blobs == {"adult-authors:git-blob": blob, "credit-card-authors:git-blob": blob}
     assert authors_checksums(("compas",)) == {}  # a run without the raw files records nothing
     assert "DIFFERS" in authors_blob_verdict("adult-authors:git-blob", blob)
-    assert "= the authors'" in authors_blob_verdict("adult-authors:git-blob", af.AUTHORS_FILES["adult"].git_blob)
+    assert "= the authors'" in authors_blob_verdict("adult-authors:git-blob", _authors("adult").git_blob)
     assert "INFERRED" in authors_blob_verdict("credit-card-authors:git-blob", blob)
     assert authors_blob_verdict("adult-data", "ab" * 32) is None

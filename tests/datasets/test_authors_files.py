@@ -2,25 +2,44 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from repro.datasets import authors_files
-from repro.datasets.authors_files import (
-    AUTHORS_DATASETS,
-    AUTHORS_FILES,
-    authors_csv_bytes,
-    authors_split,
-    git_blob_id,
-    load_authors_dataset,
-    write_authors_csv,
-)
+from repro.datasets import authors_files, registry
+from repro.datasets.authors_files import authors_split, git_blob_id
 from repro.datasets.store import fetch
-from repro.errors import DataUnavailableError, InvalidParameterError
+from repro.errors import DataUnavailableError, InvalidParameterError, UnknownNameError
 from repro.privacy.group import ONE_ROW_PER_PERSON, privacy_unit
+
+
+def authors_file(name: str):
+    return registry.get_dataset(name).authors
+
+
+def load_authors_dataset(name: str):
+    return registry.load(name, "authors")
+
+
+load_authors_dataset.cache_clear = authors_files.load_authors_dataset.cache_clear
+
+
+def authors_csv_bytes(name: str) -> bytes:
+    return authors_files.authors_csv_bytes(registry.get_dataset(name))
+
+
+def write_authors_csv(name: str, path) -> None:
+    authors_files.write_authors_csv(registry.get_dataset(name), path)
+
+
+def _replace_authors(monkeypatch: pytest.MonkeyPatch, name: str, **changes) -> None:
+    """Replace fields of ``name``'s declared authors' file for one test (the registry entry is swapped)."""
+    entry = registry.get_dataset(name)
+    monkeypatch.setitem(registry._REGISTRY, name,
+                        dataclasses.replace(entry, authors=dataclasses.replace(entry.authors, **changes)))
 
 
 @pytest.fixture
@@ -63,8 +82,10 @@ def test_split_sizes_rounding_and_determinism() -> None:
 def test_git_blob_id_and_unknown_name() -> None:
     assert git_blob_id(b"") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"   # git's empty blob
     assert git_blob_id(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"
-    with pytest.raises(InvalidParameterError, match="did you mean 'adult'"):
+    with pytest.raises(UnknownNameError, match="'adul'"):
         load_authors_dataset("adul")
+    with pytest.raises(InvalidParameterError, match="declares no authors' file"):
+        authors_files.load_authors_dataset(registry.get_dataset("compas"))
 
 
 # --- the rebuilt files (mirror needed) -------------------------------------------------------------
@@ -73,9 +94,9 @@ def test_git_blob_id_and_unknown_name() -> None:
 @pytest.mark.parametrize("name", ["adult", "retired-adult", "parkinsons"])
 def test_rebuilt_file_is_the_authors_blob(mirror, name: str, tmp_path) -> None:
     """The strongest check: our CSV bytes hash to the authors' git blob id."""
-    path = tmp_path / AUTHORS_FILES[name].filename
+    path = tmp_path / authors_file(name).filename
     write_authors_csv(name, path)
-    assert git_blob_id(path.read_bytes()) == AUTHORS_FILES[name].git_blob
+    assert git_blob_id(path.read_bytes()) == authors_file(name).git_blob
     ds = load_authors_dataset(name)
     assert ds.extra["verified"] is True and ds.canonical is True
     assert ds.name == f"{name}-authors"
@@ -160,9 +181,9 @@ def test_credit_card_authors_is_inferred(mirror) -> None:
 
 
 def test_shape_mismatch_raises_with_a_hint(monkeypatch) -> None:
-    cols = {c: [1.0, 2.0] for c in AUTHORS_FILES["parkinsons"].numeric}
+    cols = {c: [1.0, 2.0] for c in authors_file("parkinsons").numeric}
     tiny = pd.DataFrame({**cols, "sex": ["Female", "Male"], "total_UPDRS": ["Yes", "No"]})
-    monkeypatch.setitem(authors_files._BUILDERS, "parkinsons", lambda: (tiny, "tiny"))
+    _replace_authors(monkeypatch, "parkinsons", build=lambda: (tiny, "tiny"))
     authors_files._csv.cache_clear()
     load_authors_dataset.cache_clear()
     try:
@@ -174,13 +195,16 @@ def test_shape_mismatch_raises_with_a_hint(monkeypatch) -> None:
 
 
 def test_every_dataset_is_registered() -> None:
-    assert AUTHORS_DATASETS == tuple(AUTHORS_FILES)
-    assert all(len(f.git_blob) == 40 for f in AUTHORS_FILES.values())
+    files = registry.authors_files()
+    assert sorted(files) == ["adult", "credit-card", "parkinsons", "retired-adult"]
+    assert all(len(f.git_blob) == 40 for f in files.values())
+    assert all(registry.get_dataset(name).authors is f for name, f in files.items())   # read from the entry
+    assert registry.get_dataset("compas").authors is None
 
 
 def test_missing_columns_raise_with_a_hint(monkeypatch) -> None:
     tiny = pd.DataFrame({"age": [1, 2], "sex": ["F", "M"], "total_UPDRS": ["Yes", "No"]})
-    monkeypatch.setitem(authors_files._BUILDERS, "parkinsons", lambda: (tiny, "tiny"))
+    _replace_authors(monkeypatch, "parkinsons", build=lambda: (tiny, "tiny"))
     authors_files._csv.cache_clear()
     load_authors_dataset.cache_clear()
     try:

@@ -11,29 +11,24 @@ from typing import Any
 import numpy as np
 
 from repro.datasets import registry
+from repro.datasets.split import split as split_rows
 from repro.engine.trial import TrialContext
-from repro.errors import InvalidParameterError
 from repro.fairness.metrics import eq_odds_gap, sp_gap
 
-__all__ = ["DATASETS", "load_dataset", "split", "metrics", "privileged_group"]
-
-
-#: the datasets of the tabular figures (the registry, :mod:`repro.datasets.registry`, holds more)
-DATASETS = ("adult", "credit-card", "retired-adult", "parkinsons")
+__all__ = ["load_dataset", "split", "metrics", "privileged_group"]
 
 
 @functools.lru_cache(maxsize=8)
 def load_dataset(name: str, data: str):
-    """The :class:`repro.datasets.tabular.TabularDataset` of ``name`` in data mode ``data``, from the
-    dataset registry (cached per process). Spec: seed-004 §7.1."""
-    if name not in DATASETS:
-        raise InvalidParameterError(f"dataset must be one of {', '.join(DATASETS)}; got {name!r}.")
-    return registry.load(name, data)
+    """The :class:`repro.datasets.tabular.TabularDataset` of ``name`` in data mode ``data``: any tabular
+    dataset of the registry (the experiment's ``[domains]`` says which it accepts; cached per process).
+    Spec: seed-004 §7.1."""
+    return registry.get_dataset(name).require("tabular", "the DP-FERMI tabular figures").load(data)
 
 
 def split(ds, params: dict[str, Any], ctx: TrialContext, data: str):
-    """The 3:1 split (the data mode's policy, :func:`repro.datasets.registry.train_test_split`),
-    training-statistics standardization, optional training subsample.
+    """The 3:1 split (:func:`repro.datasets.split.split` with the data mode's policy and
+    ``subsample_of="train"``: ``subsample`` training rows), training-statistics standardization.
 
     ``data="authors"``: the authors' fixed split, the same for every repetition; ``"clean"``: a random
     split per repetition, from ``ctx.rng("split", dataset, scope="repetition")``.
@@ -41,12 +36,10 @@ def split(ds, params: dict[str, Any], ctx: TrialContext, data: str):
     from repro.datasets.tabular import standardize
 
     rng = ctx.rng("split", ds.name, scope="repetition")
-    train, test = registry.train_test_split(ds.n, data, rng=rng,
-                                            train_fraction=float(params["train_fraction"]))
-    sub = int(params["subsample"] or 0)
-    if 0 < sub < train.size:
-        train = np.sort(rng.choice(train, size=sub, replace=False))
-        test = np.sort(rng.choice(test, size=min(test.size, max(sub // 3, 200)), replace=False))
+    entry = registry.get_dataset(str(params["dataset"]))
+    parts = split_rows(entry, data, n=ds.n, rng=rng, subsample=int(params["subsample"] or 0),
+                       subsample_of="train", train_fraction=float(params["train_fraction"]))
+    train, test = parts.train, parts.test
     X = standardize(ds.X, train, ds.numeric_columns)
     return (X[train], ds.y[train].astype(np.int64), ds.s[train].astype(np.int64),
             X[test], ds.y[test].astype(np.int64), ds.s[test].astype(np.int64))

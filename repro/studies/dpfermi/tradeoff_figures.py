@@ -63,9 +63,9 @@ from repro.engine.user_method import USER_KEY, fit_predict
 from repro.errors import InvalidParameterError
 from repro.privacy.group import per_person
 from repro.studies.dpfermi import methods as method_registry
-from repro.studies.dpfermi._tabular import DATASETS, load_dataset, metrics, privileged_group, split
+from repro.studies.dpfermi._tabular import load_dataset, metrics, privileged_group, split
 
-__all__ = ["run_trial", "load_dataset", "epsilon_label", "DATASETS"]
+__all__ = ["run_trial", "load_dataset", "epsilon_label"]
 
 # the names the noise-sweep study and older callers import from here
 _split, _metrics, _privileged_group = split, metrics, privileged_group

@@ -7,9 +7,10 @@ the violated T and ε conditions), §7.1 (UTKFace row), §7.2–§7.5 (hyperpara
 
 One trial = one (ε, repetition); it trains one model per λ of the grid (each from the same generator
 stream: same initialisation, batches and noise draws across λ, like the authors' per-seed
-``torch.manual_seed``) and evaluates each on the test split. The split (3:1 after a seeded shuffle of
-the 23,705 usable images; ``subsample`` > 0 first keeps that many of the shuffled images) is drawn per
-repetition from ``ctx.rng("split", "utkface", scope="repetition")``.
+``torch.manual_seed``) and evaluates each on the test split. The split (the ``utkface`` entry's
+``shuffled`` rule via :func:`repro.datasets.split.split`: 3:1 after a seeded shuffle of the 23,705 usable
+images; ``subsample`` > 0 first keeps that many of the shuffled images) is drawn per repetition from
+``ctx.rng("split", "utkface", scope="repetition")``.
 
 Method (the authors' code path [C0], via :func:`repro.learners.dp_fermi_cnn.train_dp_fermi_jax_many`, every λ
 in one program, the numpy engine's semantics): multi-class ERMI with softmax F (W below), W₀ ~ N(0, 1), batch 64 in shuffled
@@ -71,7 +72,6 @@ __all__ = [
     "run_trial",
     "RELEASED_LAMBDAS",
     "dp_violation_multiclass",
-    "split_indices",
     "noise_levels",
 ]
 
@@ -104,21 +104,6 @@ def dp_violation_multiclass(pred: np.ndarray, s: np.ndarray, n_classes: int = N_
     """Metric (10): max over classes y' and group pairs of |P(ŷ=y'|s1) − P(ŷ=y'|s2)| (spec §7.3)."""
     pred = np.asarray(pred)
     return float(max(sp_gap((pred == c).astype(float), s) for c in range(n_classes)))
-
-
-def split_indices(
-    n: int, subsample: int, train_fraction: float, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """Seeded shuffle, optional first-``subsample`` cut, then train = the first ⌊fraction·n⌋ (spec §7.1)."""
-    if not 0 < train_fraction < 1:
-        raise InvalidParameterError(f"train_fraction must lie in (0, 1); got {train_fraction}.")
-    perm = rng.permutation(n)
-    if subsample:
-        if not 0 < subsample <= n:
-            raise InvalidParameterError(f"subsample must be 0 (all) or in [1, {n}]; got {subsample}.")
-        perm = perm[:subsample]
-    n_train = int(math.floor(train_fraction * perm.size))
-    return perm[:n_train], perm[n_train:]
 
 
 def noise_levels(
@@ -154,7 +139,9 @@ def _lambdas(params: dict[str, Any], eps: float) -> list[float]:
 
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     """Train the λ grid of one ε on one split and evaluate error and DP violation (10). Spec §7.2–§7.5."""
-    from repro.datasets.utkface import load_images, load_index
+    from repro.datasets import registry
+    from repro.datasets.split import split
+    from repro.datasets.utkface import load_images
     from repro.learners.dp_fermi_cnn import predict, select_device, train_dp_fermi_jax_many, vgg_param_count
 
     eps = float(params["epsilon"])
@@ -172,13 +159,18 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     test_norm = str(params.get("test_norm", "running")) if variant == "reference" else "instance"
     w_rows = str(params.get("w_rows", "classes")) if variant == "reference" else "groups"
 
-    index = load_index()
-    train, test = split_indices(
-        index.n,
-        int(params["subsample"] or 0),
-        float(params["train_fraction"]),
-        ctx.rng("split", "utkface", scope="repetition"),
+    entry = registry.get_dataset("utkface")
+    index = entry.load("clean")
+    parts = split(
+        entry,
+        "clean",
+        n=index.n,
+        rng=ctx.rng("split", "utkface", scope="repetition"),
+        subsample=int(params["subsample"] or 0),
+        subsample_of="rows",
+        train_fraction=float(params["train_fraction"]),
     )
+    train, test = parts.train, parts.test
     images = load_images(res, np.concatenate([train, test]))
     Xtr, Xte = images[: train.size], images[train.size :]
     ytr, yte, s_tr, s_te = index.y[train], index.y[test], index.s[train], index.s[test]

@@ -28,17 +28,16 @@ Spec: seed-003-thesis.md §2.4, §2.7, §3 (Tables 3.1–3.4), §10 P1–P9; see
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from typing import Any
 
 import numpy as np
 
 from repro.datasets import registry
+from repro.datasets.split import split as split_rows
 from repro.datasets.tabular import Split, TabularDataset, split_training_part, standardize
 from repro.engine.trial import TrialContext, TrialOutput, global_rng
 from repro.engine.user_method import USER_KEY, fit_predict
-from repro.errors import InvalidParameterError
 from repro.fairness.metrics import accuracy, sp_gap
 from repro.studies.thesis import methods as method_registry
 
@@ -47,8 +46,6 @@ __all__ = ["VERSION", "USER_METHODS", "run_trial", "prepare"]
 VERSION = "1"
 #: `repro run ID --with FILE.py` adds a researcher's method (see :func:`_run_user_method`)
 USER_METHODS = True
-#: the datasets of Tables 3.1–3.4 (the registry holds more; these are the ones the thesis uses)
-DATASETS = ("adult", "credit-card")
 #: non-metric value columns of a record (never part of a row's identity)
 VALUES = ("eps_label",)
 
@@ -58,31 +55,23 @@ def prepare(dataset: str, base_seed: int, split: str, repetition: int, subsample
             ) -> tuple[TabularDataset, Split, np.ndarray]:
     """(dataset, split, standardized X) — cached per worker process.
 
-    The data and the 75/25 split come from :mod:`repro.datasets.registry` (``data="authors"``: the
-    authors' file and their fixed split; ``"clean"``: our canonical data and a 75/25 split drawn from
-    the base seed). ``split="fixed"``: one split (and one 2/3–1/3 split of the training part) for
-    every repetition and both ε′ tables of the dataset (as the thesis code: one ``sample(frac=0.75)``);
-    ``"per-repetition"``: a fresh draw per repetition. ``subsample`` > 0 keeps that many random rows
-    first (smoke profile). Standardization uses the 75 % training part's statistics.
+    Any tabular dataset of the registry (:mod:`repro.datasets.registry`; the experiment's ``[domains]``
+    says which it accepts) in data mode ``data`` (``"authors"``: the authors' file and their fixed split;
+    ``"clean"``: our canonical data and a 75/25 split drawn from the base seed), split by
+    :func:`repro.datasets.split.split` with ``subsample_of="rows"`` (``subsample`` > 0 keeps that many
+    random rows in all: smoke profile). ``split="fixed"``: one split (and one 2/3–1/3 split of the
+    training part) for every repetition and both ε′ tables of the dataset (as the thesis code: one
+    ``sample(frac=0.75)``); ``"per-repetition"``: a fresh draw per repetition. Standardization uses the
+    75 % training part's statistics.
     """
-    if dataset not in DATASETS:
-        raise InvalidParameterError(f"dataset must be one of {', '.join(DATASETS)}; got {dataset!r}.")
-    ds = registry.load(dataset, data)
+    entry = registry.get_dataset(dataset).require("tabular", "thesis Part I")
+    ds = entry.load(data)
     rep = 0 if split == "fixed" else repetition
     # one split per (dataset, subsample, repetition), shared by Tables 3.1 and 3.2 and Theorem 8
     rng = global_rng(base_seed, "thesis-part1", "split", dataset, subsample, rep)
-    if data == "authors":
-        train, test = registry.train_test_split(ds.n, data)
-        if subsample and subsample < ds.n:  # smoke: a random part of each side, the authors' split kept
-            k = max(int(round(subsample * train.size / ds.n)), 2)
-            train = rng.choice(train, size=k, replace=False)
-            test = np.sort(rng.choice(test, size=max(subsample - k, 2), replace=False))
-    else:
-        if subsample and subsample < ds.n:  # smoke: a random part of the rows, then the clean split
-            keep = np.sort(rng.choice(ds.n, size=subsample, replace=False))
-            ds = dataclasses.replace(ds, X=ds.X[keep], y=ds.y[keep], s=ds.s[keep])
-        train, test = registry.train_test_split(ds.n, data, rng=rng)
-    sp = split_training_part(train, test, rng=rng)
+    parts = split_rows(entry, data, n=ds.n, rng=rng, subsample=subsample, subsample_of="rows", train_fraction=0.75)
+    ds = parts.take(ds)
+    sp = split_training_part(parts.train, parts.test, rng=rng)
     X = standardize(ds.X, sp.full_train, ds.numeric_columns)
     return ds, sp, X
 

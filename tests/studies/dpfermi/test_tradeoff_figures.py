@@ -15,6 +15,7 @@ from repro.datasets.tabular import TabularDataset
 from repro.engine.spec import load_experiment
 from repro.engine.spec import load_experiment as _load
 from repro.engine.trial import TrialContext, TrialKey
+from repro.errors import InvalidParameterError, UnknownNameError
 from repro.privacy.group import SHARED_NOISE
 
 #: the experiment file's [params]: the one source of the study's defaults
@@ -202,8 +203,11 @@ def test_run_trial_rejects_bad_input(monkeypatch) -> None:
 
 
 def test_unknown_dataset() -> None:
-    with pytest.raises(Exception, match="dataset must be one of"):
-        study.load_dataset("compas", "clean")
+    """The experiment's [domains] decides which datasets run; the study refuses only what is not tabular."""
+    with pytest.raises(UnknownNameError, match="unknown dataset 'no-such-data'"):
+        study.load_dataset("no-such-data", "clean")
+    with pytest.raises(InvalidParameterError, match="needs tabular data; dataset 'utkface' is image"):
+        study.load_dataset("utkface", "clean")
 
 
 def test_gain_over_pf_ld_on_the_released_eo_values_matches_the_spec() -> None:

@@ -9,13 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from repro.datasets import registry
+from repro.datasets.split import split
 from repro.engine.spec import get_experiment
 from repro.engine.spec import load_experiment as _load
 from repro.studies.dpfermi.utkface import (
     RELEASED_LAMBDAS,
     dp_violation_multiclass,
     noise_levels,
-    split_indices,
 )
 from repro.studies.dpfermi.utkface_report import claim_verdicts, released_curves
 
@@ -33,15 +34,20 @@ def test_dp_violation_multiclass_hand_made() -> None:
     assert dp_violation_multiclass(np.array([1, 1, 0, 0, 1, 0]), s3, 2) == pytest.approx(1.0)
 
 
+def _split(n: int, subsample: int, fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    parts = split(registry.get_dataset("utkface"), "clean", n=n, rng=rng, subsample=subsample, train_fraction=fraction)
+    return parts.train, parts.test
+
+
 def test_split_sizes() -> None:
     """3:1 after a seeded shuffle: 17,778 / 5,927 of the 23,705 usable images; a subsample is cut first."""
-    train, test = split_indices(23_705, 0, 0.75, np.random.default_rng(0))
+    train, test = _split(23_705, 0, 0.75, np.random.default_rng(0))
     assert (train.size, test.size) == (17_778, 5_927)
     assert np.intersect1d(train, test).size == 0 and np.union1d(train, test).size == 23_705
-    train, test = split_indices(23_705, 400, 0.75, np.random.default_rng(0))
+    train, test = _split(23_705, 400, 0.75, np.random.default_rng(0))
     assert (train.size, test.size) == (300, 100)
     with pytest.raises(Exception, match="subsample"):
-        split_indices(10, 11, 0.75, np.random.default_rng(0))
+        _split(10, 11, 0.75, np.random.default_rng(0))
 
 
 def test_noise_of_the_paper_configuration_matches_the_spec_table() -> None:
