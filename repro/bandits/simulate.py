@@ -29,6 +29,10 @@ __all__ = ["BLOCK", "PolicyTrace", "Stream", "draw_stream", "simulate", "stream_
 
 #: most rounds of the rank policies decided together (a block's arrays are O(BLOCK·K·C))
 BLOCK = 2048
+#: θ̂ versions projected by one product (V·C rows per arm), and window rows per product tile (< 256·8,
+#: so that a row of a tile's comparisons sums in 64-bit words without a byte carrying)
+VERSIONS = 8
+TILE = 2040
 
 
 @dataclass(frozen=True)
@@ -153,9 +157,7 @@ def _rank_rounds(env: BanditEnvironment, rank: Sequence[RankPolicy], contexts: n
     ZT = np.zeros((K, r_max, T))
     for k, B in enumerate(bases):
         ZT[k, : B.shape[1]] = ((contexts[:, k] - env.pools[k].mean(axis=0)) @ B).T
-    P = np.empty((K, C, T))
-    T8 = -(-T // 8) * 8
-    below = np.zeros((K, C, T8), dtype=bool)  # comparisons, padded with False to whole 8-byte words
+    work = (np.empty((K, VERSIONS * C, TILE)), np.zeros((K, VERSIONS, 2, C, TILE), dtype=bool))
     acts = np.zeros((C, T), dtype=np.int64)
     own = np.zeros(C)
     shared = 0.0
@@ -187,19 +189,7 @@ def _rank_rounds(env: BanditEnvironment, rank: Sequence[RankPolicy], contexts: n
                     tols[g, k, c] = tie_tolerance(phi, p.x_scale)
             own[c] += time.thread_time() - t0
         t0 = time.thread_time()
-        ecdf = np.empty((keep, K, C))
-        for g in range(G):
-            lo = int(splits[starts[g]])
-            top = int(ts[ends[g] - 1])  # rows lo … top−1: the last round's window and its candidates
-            n = top - lo
-            Pg = np.matmul(phis[g], ZT[:, :, lo:top], out=P[:, :, :n])
-            for j in range(starts[g], ends[g]):
-                m = int(ts[j]) - 1 - lo  # window rows lo … t−2, candidates at row t−1
-                m8 = -(-m // 8) * 8
-                np.less_equal(Pg[:, :, :m], (Pg[:, :, m] + tols[g])[:, :, None], out=below[:, :, :m])
-                below[:, :, m:m8] = False
-                counts = np.bitwise_count(below[:, :, :m8].view(np.uint64)).sum(axis=2, dtype=np.int64)
-                ecdf[j] = counts / m
+        ecdf = _window_counts(ZT, phis, tols, splits, ts, starts, ends, work) / (ts - 1 - splits)[:, None, None]
         shared += time.thread_time() - t0
         rows = ts - 1
         for c, p in enumerate(rank):
@@ -210,6 +200,58 @@ def _rank_rounds(env: BanditEnvironment, rank: Sequence[RankPolicy], contexts: n
             own[c] += time.thread_time() - t0
         t = int(ts[-1]) + 1
     return acts, own, shared
+
+
+def _window_counts(ZT: np.ndarray, phis: np.ndarray, tols: np.ndarray, splits: np.ndarray, ts: np.ndarray,
+                   starts: np.ndarray, ends: np.ndarray, work: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Window counts (L, K, C) of a block's rounds ``ts``: #{s in [split, t−1): ⟨z_s, φ⟩ ≤ ⟨z_{t−1}, φ⟩ + tol}.
+
+    Group g (rounds ``ts[starts[g]:ends[g]]``, one or two, all with split ``splits[starts[g]]``) has the
+    reduced θ̂ ``phis[g]`` (K, C, r) and tie bands ``tols[g]`` (K, C). :data:`VERSIONS` consecutive groups
+    are projected by one product per arm over their windows' rows, :data:`TILE` rows at a time from the
+    top (the first tile holds the candidates' rows, which give the thresholds), and every round of those
+    groups is compared with each tile; rows outside a round's window are masked off in the tiles that hold
+    a window's edge. Counts are summed 8 comparisons per 64-bit word (a tile has < 256 words per row, so
+    no byte of the word sum carries).
+    """
+    G, K, C, r = phis.shape
+    tile, below = work
+    counts = np.zeros((len(ts), K, C), dtype=np.int64)
+    for g1 in range(0, G, VERSIONS):
+        g2 = min(G, g1 + VERSIONS)
+        V = g2 - g1
+        A = np.ascontiguousarray(phis[g1:g2].transpose(1, 0, 2, 3)).reshape(K, V * C, r)
+        lo = splits[starts[g1:g2]]  # (V,)
+        j0, j1 = int(starts[g1]), int(ends[g2 - 1])
+        v_of = np.repeat(np.arange(V), ends[g1:g2] - starts[g1:g2])  # each round's group in the batch
+        i_of = np.arange(j0, j1) - starts[g1:g2][v_of]  # its slot (0 or 1) in the group
+        hi = np.repeat(lo[:, None], 2, axis=1)  # window ends (exclusive); unused slots: empty windows
+        hi[v_of, i_of] = ts[j0:j1] - 1
+        thr = np.full((K, V, 2, C), -np.inf)  # unused slots count nothing
+        acc = np.zeros((K, V, 2, C), dtype=np.int64)
+        base, top = int(lo[0]), int(ts[j1 - 1])
+        inner_lo, inner_hi = int(lo[-1]), int(ts[j0]) - 1  # rows inside every round's window
+        c1 = top
+        while c1 > base:
+            c0 = max(base, c1 - TILE)
+            n = c1 - c0
+            n8 = -(-n // 8) * 8
+            P = np.matmul(A, ZT[:, :, c0:c1], out=tile[:, : V * C, :n]).reshape(K, V, C, n)
+            if c1 == top:  # the candidates: row t−1 of each round
+                cand = P[:, v_of, :, hi[v_of, i_of] - c0]  # (R, K, C)
+                thr[:, v_of, i_of, :] = (cand + tols[g1 + v_of]).transpose(1, 0, 2)
+            cmp = below[:, :V, :, :, :n]
+            np.less_equal(P[:, :, None], thr[..., None], out=cmp)
+            if c0 < inner_lo or c1 > inner_hi:
+                rows = np.arange(c0, c1)
+                valid = (rows >= lo[:, None, None]) & (rows < hi[:, :, None])  # (V, 2, n)
+                np.logical_and(cmp, valid[None, :, :, None, :], out=cmp)
+            below[:, :V, :, :, n:n8] = False
+            words = below[:, :V, :, :, :n8].view(np.uint64).sum(axis=-1)  # 8 byte-lane counts per word
+            acc += words.view(np.uint8).reshape(K, V, 2, C, 8).sum(axis=-1, dtype=np.int64)
+            c1 = c0
+        counts[j0:j1] = acc[:, v_of, i_of, :].transpose(1, 0, 2)
+    return counts
 
 
 def within_group_basis(pool: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
