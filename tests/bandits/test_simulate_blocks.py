@@ -15,7 +15,6 @@ from repro.bandits import simulate as sim
 from repro.bandits.policies import OFUL, FairGreedy, GMFOracle, PrivateFairGreedy, UniformRandom
 from repro.errors import InvalidParameterError
 from repro.privacy.tree_mechanism import TreeMechanism
-
 from tests.bandits.conftest import gaussian_env
 
 
