@@ -59,6 +59,7 @@ __all__ = [
     "UniformRandom",
     "budget_split",
     "split_index",
+    "split_indices",
     "tie_tolerance",
 ]
 
@@ -82,6 +83,12 @@ def split_index(t: int, variant: str) -> int:
     return max(0, (t - 2) // 2) if variant == "reference" else max(0, (t - 1) // 2)
 
 
+def split_indices(ts: np.ndarray, variant: str) -> np.ndarray:
+    """:func:`split_index` of every round in ``ts`` (an integer array)."""
+    ts = np.asarray(ts, dtype=np.int64)
+    return np.maximum(0, (ts - 2) // 2 if variant == "reference" else (ts - 1) // 2)
+
+
 def tie_tolerance(theta: np.ndarray, x_scale: float) -> float:
     """Projections within 1e−12·‖θ̂‖·max‖x‖ of the candidate's count as ties (≤).
 
@@ -89,7 +96,8 @@ def tie_tolerance(theta: np.ndarray, x_scale: float) -> float:
     ulp depending on its position (the reference code has this defect); the band is ~300× the
     worst rounding error of a 25-term dot product and far below any real gap.
     """
-    return TIE_RTOL * float(np.linalg.norm(theta)) * x_scale
+    x = np.ravel(theta)  # np.linalg.norm's own computation of a vector's 2-norm, without its checks
+    return TIE_RTOL * math.sqrt(float(x.dot(x))) * x_scale
 
 
 @dataclass(frozen=True)
@@ -292,6 +300,22 @@ class RankPolicy(Policy):
         best = np.flatnonzero(v == v.max())
         return int(best[0]) if best.size == 1 else int(self.rng.choice(best))
 
+    def scores_many(self, ts: np.ndarray, ecdf: np.ndarray) -> np.ndarray:
+        """:meth:`scores` of rounds ``ts`` (L,) at once from their ECDF values (L, K), elementwise the same."""
+        return ecdf
+
+    def choose_many(self, ts: np.ndarray, ecdf: np.ndarray) -> np.ndarray:
+        """:meth:`choose` of rounds ``ts`` (increasing) at once: the same arms, and the same tie-break draws from
+        ``rng`` in round order (only rounds with a tie draw, as :meth:`choose` does)."""
+        v = self.scores_many(ts, ecdf)
+        if self.variant == "reference":
+            return np.argmax(v, axis=1)
+        best = v == v.max(axis=1, keepdims=True)
+        arms = np.argmax(best, axis=1)
+        for i in np.flatnonzero(best.sum(axis=1) > 1):
+            arms[i] = int(self.rng.choice(np.flatnonzero(best[i])))
+        return arms
+
     # -- plain interface
     def window_ecdf(self, t: int, contexts: np.ndarray) -> np.ndarray:
         """ECDF of each candidate over the window, by a plain loop (the reference's formula)."""
@@ -315,6 +339,13 @@ class RankPolicy(Policy):
             self.history[t - 1] = contexts
         self.actions[t - 1] = action
         self.rewards[t - 1] = reward
+
+    def update_many(self, ts: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:
+        """:meth:`update` of rounds ``ts`` at once (the history must be the simulator's, already filled)."""
+        if self._own_history:
+            raise InvalidParameterError("update_many needs history=<the simulator's contexts>")
+        self.actions[ts - 1] = actions
+        self.rewards[ts - 1] = rewards
 
 
 class FairGreedy(RankPolicy):
@@ -373,8 +404,10 @@ class PrivateFairGreedy(RankPolicy):
         self.sigma_noise = gaussian_tree_sigma(L_tilde, self.m, self.split.epsilon_reg, self.split.delta_reg)
         log_arg = 2.0 * n_max * horizon if self.variant == "reference" else 2.0 * horizon
         self.gamma = psd_shift_gamma(self.sigma_noise, self.m, dim, log_arg)
+        # the regression sees split_index(T) items at most; their node noise is drawn in chunks (same order)
         self.tree = TreeMechanism(dim + 1, n_max, self.sigma_noise, shift=2.0 * self.gamma,
-                                  shift_per_node=self.variant == "reference", rng=reg_rng)
+                                  shift_per_node=self.variant == "reference", rng=reg_rng, prefetch=512,
+                                  planned=min(int(n_max), split_index(horizon, self.variant)))
         self.rho_rank = zcdp_rho(self.split.epsilon_rank, self.split.delta_rank)
         self.rank_c = rank_noise_constant(horizon, self.rho_rank)
         if rank_normals is None:
@@ -398,3 +431,8 @@ class PrivateFairGreedy(RankPolicy):
         lo, hi = self.window(t)
         sigma_t = self.rank_c / (hi - lo)
         return ecdf + sigma_t * self.rank_normals[t - 1]
+
+    def scores_many(self, ts: np.ndarray, ecdf: np.ndarray) -> np.ndarray:
+        ts = np.asarray(ts, dtype=np.int64)
+        n = ts - 1 - split_indices(ts, self.variant)
+        return ecdf + (self.rank_c / n)[:, None] * self.rank_normals[ts - 1]

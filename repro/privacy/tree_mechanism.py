@@ -129,6 +129,29 @@ def symmetric_gaussian(dim: int, sigma: float, *, rng: np.random.Generator, size
     return (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
 
 
+#: the last few chunks of standard normals drawn by trees, keyed by their generator's state before the draw
+_RECENT_NORMALS: dict[tuple, tuple[np.ndarray, dict]] = {}
+_RECENT_MAX = 4
+
+
+def _standard_normals(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """``rng.standard_normal(shape)``; if a generator in the same state drew the same shape lately, its
+    numbers are returned and ``rng`` is moved to the state that drawing them would leave it in (exact:
+    the same state gives the same stream)."""
+    state = rng.bit_generator.state
+    key = (repr(state), shape)
+    hit = _RECENT_NORMALS.get(key)
+    if hit is not None:
+        rng.bit_generator.state = hit[1]
+        return hit[0]
+    out = rng.standard_normal(shape)
+    out.flags.writeable = False
+    if len(_RECENT_NORMALS) >= _RECENT_MAX:
+        _RECENT_NORMALS.pop(next(iter(_RECENT_NORMALS)))
+    _RECENT_NORMALS[key] = (out, rng.bit_generator.state)
+    return out
+
+
 @dataclass
 class TreeMechanism:
     """Continual release of noisy prefix sums of ``dim × dim`` symmetric matrices.
@@ -148,6 +171,12 @@ class TreeMechanism:
         carries shift·popcount(i)·I). False: add ``shift``·I once to every release (the paper).
     rng
         Noise generator (keyword-only in spirit: pass ``rng=``).
+    prefetch
+        Draw the node noise of up to this many updates in one call (never past ``planned``): the same
+        normals in the same order as one draw per update, with less per-update overhead. 1 = draw per update.
+    planned
+        Most updates this mechanism will see (default ``n_max``); prefetching never draws past it, so the
+        generator is left where per-update drawing would leave it after ``planned`` updates.
 
     Spec: seed-001 §3.2; [CSS11] Alg. 2.
     """
@@ -158,6 +187,8 @@ class TreeMechanism:
     shift: float = 0.0
     shift_per_node: bool = False
     rng: np.random.Generator | None = None
+    prefetch: int = 1
+    planned: int | None = None
     count: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
@@ -169,12 +200,30 @@ class TreeMechanism:
         self._alpha = np.zeros((self.m, self.dim, self.dim))
         self._noisy = np.zeros((self.m, self.dim, self.dim))
         self._eye = np.eye(self.dim)
+        if self.prefetch < 1:
+            raise InvalidParameterError(f"`prefetch` must be >= 1; got {self.prefetch}.")
+        self._planned = int(self.n_max) if self.planned is None else int(self.planned)
+        self._buffer = np.zeros((0, self.dim, self.dim))
+        self._drawn = 0  # updates whose noise has been drawn (buffer covers updates drawn-len+1 .. drawn)
 
     def _node_noise(self) -> np.ndarray:
-        noise = symmetric_gaussian(self.dim, self.sigma, rng=self.rng) if self.sigma > 0 else np.zeros(
-            (self.dim, self.dim))
+        if self.sigma > 0:
+            if self.count > self._drawn:  # the buffer is used up: draw the next chunk (same order as one by one)
+                n = max(1, min(self.prefetch, self._planned - self._drawn))
+                if self.prefetch > 1:
+                    # N(0, σ²) is 0 + σ·N(0, 1) in numpy's generator, element by element, so this is the same
+                    # array as symmetric_gaussian(..., size=n); trees whose generators are in the same state
+                    # (common random numbers) share the standard normals instead of drawing them again
+                    z = self.sigma * _standard_normals(self.rng, (n, self.dim, self.dim)) + 0.0
+                    self._buffer = (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
+                else:
+                    self._buffer = symmetric_gaussian(self.dim, self.sigma, rng=self.rng, size=n)
+                self._drawn += n
+            noise = self._buffer[self.count - self._drawn + len(self._buffer) - 1]
+        else:
+            noise = np.zeros((self.dim, self.dim))
         if self.shift_per_node and self.shift:
-            noise += self.shift * self._eye
+            noise = noise + self.shift * self._eye
         return noise
 
     def update(self, item: np.ndarray) -> np.ndarray:
