@@ -7,6 +7,7 @@ the identity; the trial-time total counts trials; a poisoned shared value is nam
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from pathlib import Path
@@ -181,8 +182,8 @@ def test_seed_and_cache_key_come_from_the_key(toy) -> None:
         key = TrialKey.of("toy", {**toy.params, **task.cell}, repetition=task.context.repetition,
                           variant=None if task.cell["method"] == "b" else "paper", grid_keys=tuple(task.cell))
         assert task.context.key == key
-        assert task.context.seed_sequence.entropy == [0, *key.seed_words()]
-        assert task.key == key.cache_key(code_version(toy.trial))
+        assert task.context.seed().entropy == (0, *key.seed_words())
+        assert task.key == key.cache_key(code_version(toy.trial, "1"))
         assert canonical_json(task.context.key.cell) == canonical_json(task.cell)
 
 
@@ -215,7 +216,7 @@ def test_trial_seconds_total_counts_trials_not_rows(outs, tmp_path: Path, monkey
         time.sleep(0.05)
         return real(params, ctx)
 
-    monkeypatch.setattr(study, "run_trial", slow)
+    monkeypatch.setattr(study, "STUDY", dataclasses.replace(study.STUDY, run_trial=slow))
     result = run_experiment(outs, RunConfig(use_cache=False, out=tmp_path))
     per_trial = result.trials.drop_duplicates(["setting", "repetition"]).shape[0]
     assert len(result.trials) == 2 * 4  # two records (λ) per trial, 4 trials
