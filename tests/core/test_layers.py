@@ -110,10 +110,11 @@ def test_the_engine_has_no_import_cycle() -> None:
 
 
 #: what a study must not do itself: build a generator or a trial context, or derive seed words
-#: (every stream comes from ``ctx.rng(..., scope=...)`` or, for code cached by its inputs, from
-#: ``repro.engine.trial.global_rng``); ``np.random.Generator`` stays allowed as a type hint
+#: (every stream comes from ``ctx.rng(..., scope=...)``, or for code cached by its inputs from the hashable
+#: ``ctx.seed(..., scope=...)``; a stream shared by a family of experiments is a ``[scopes]`` entry of their
+#: files, issue 36); ``np.random.Generator`` stays allowed as a type hint
 _FORBIDDEN = ("default_rng(", "SeedSequence(", "RandomState(", "TrialContext(", "stable_words(", "PCG64(",
-              "np.random.Generator(", "numpy.random.Generator(")
+              "np.random.Generator(", "numpy.random.Generator(", "global_rng(")
 
 
 def test_no_study_builds_a_generator() -> None:

@@ -83,9 +83,9 @@ def _streams(params: dict[str, Any], ctx: TrialContext) -> tuple[StreamSeed, Str
             ctx.seed("base-model", dataset, scope="base-model"))
 
 
-def _montecarlo(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
-    rng = ctx.rng()
-    h, a, _, _ = _population(str(params["dataset"]), *_streams(params, ctx),
+def _montecarlo(params: dict[str, Any], rng: np.random.Generator, streams: tuple[StreamSeed, StreamSeed]
+                ) -> TrialOutput:
+    h, a, _, _ = _population(str(params["dataset"]), *streams,
                              float(params["noise_multiplier"]), int(params["epochs"]), int(params["subsample"]))
     alpha, beta = float(h[a == 0].mean()), float(h[a == 1].mean())
     rule = algorithm1(alpha, beta)
@@ -137,9 +137,9 @@ def _prop6(rng: np.random.Generator, n_random: int) -> TrialOutput:
                                  "p6_attained_slack": float(attained), "n_cases": float(n_random + fin.size)}])
 
 
-def _theorem8(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
-    rng = ctx.rng()
-    h, a, n0, n1 = _population(str(params["dataset"]), *_streams(params, ctx),
+def _theorem8(params: dict[str, Any], rng: np.random.Generator, streams: tuple[StreamSeed, StreamSeed]
+              ) -> TrialOutput:
+    h, a, n0, n1 = _population(str(params["dataset"]), *streams,
                                float(params["noise_multiplier"]), int(params["epochs"]), int(params["subsample"]))
     alpha, beta = float(h[a == 0].mean()), float(h[a == 1].mean())
     eps0, eps1, eta = float(params["eps0"]), float(params["eps1"]), float(params["eta"])
@@ -177,11 +177,11 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     if check == "theorem7-exact":
         return _exact(ctx.rng(), int(params["n_random"]))
     if check == "theorem7-montecarlo":
-        return _montecarlo(params, ctx)
+        return _montecarlo(params, ctx.rng(), _streams(params, ctx))
     if check == "proposition6":
         return _prop6(ctx.rng(), int(params["n_random"]))
     if check == "theorem8":
-        return _theorem8(params, ctx)
+        return _theorem8(params, ctx.rng(), _streams(params, ctx))
     raise ValueError(f"unknown check {check!r}; expected one of {CHECKS}")
 
 
