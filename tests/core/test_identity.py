@@ -295,3 +295,14 @@ def test_every_experiment_files_values_are_typed_without_error() -> None:
                     words = dom.get("also", ()) if isinstance(dom, dict) else ()
                     if kind in {"int", "float", "bool", "str"} and not isinstance(value, list) and value not in words:
                         assert type(value).__name__ == kind, (spec.id, key, value, kind)
+
+
+def test_the_summary_group_of_a_record_is_its_keys_group() -> None:
+    """summarize groups rows by TrialKey.group (issue 36): the cell and the record's own index values, without the
+    repetition, the variant or a missing value."""
+    a = TrialKey.of("e", {"method": "m", "eps": 1.0, "epochs": 3}, repetition=0, grid_keys=("method", "eps"))
+    b = TrialKey.of("e", {"method": "m", "eps": 1.0, "epochs": 3}, repetition=4, variant="v", grid_keys=("method", "eps"))
+    assert a.group() == b.group() == ("m", canonical_json({"eps": 1.0}))
+    assert a.group("base", {"knob": 0.5}) == ("base", canonical_json({"eps": 1.0, "knob": 0.5}))
+    assert a.group(index={"knob": None}) == a.group(index={"knob": float("nan")}) == a.group()
+    assert a.group(index={"knob": 1}) != a.group(index={"knob": 2})
