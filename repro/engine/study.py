@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from repro.errors import ExperimentFileError
@@ -123,15 +123,14 @@ class Study:
         def names(value: tuple[str, ...] | None, empty: str) -> str:
             return empty if value is None else (", ".join(value) or "none")
 
-        lines = [f"index: {names(self.index, '')}; values: {names(self.values, '')}; version: {self.version}",
-                 f"methods: {names(self.methods, 'as the experiment file lists them')}"
-                 + (f" (variant-independent: {', '.join(self.variant_independent)})"
-                    if self.variant_independent else ""),
-                 f"datasets: {names(self.datasets, 'as the experiment domains accept')}; user methods (--with): "
-                 + ("yes" if self.user_methods else "no"),
-                 f"random-stream scopes it needs: {names(self.scopes, '')}; requires: {names(self.requires, '')}"
-                 + ("; batched trials" if self.batch is not None else "")]
-        return lines
+        return [f"index: {names(self.index, '')}; values: {names(self.values, '')}; version: {self.version}",
+                f"methods: {names(self.methods, 'as the experiment file lists them')}"
+                + (f" (variant-independent: {', '.join(self.variant_independent)})"
+                   if self.variant_independent else ""),
+                f"datasets: {names(self.datasets, 'as the experiment domains accept')}; user methods (--with): "
+                + ("yes" if self.user_methods else "no"),
+                f"random-stream scopes it needs: {names(self.scopes, '')}; requires: {names(self.requires, '')}"
+                + ("; batched trials" if self.batch is not None else "")]
 
 
 def load_study(module_name: str) -> Study:
@@ -159,6 +158,3 @@ def load_study(module_name: str) -> Study:
                                   "repro.engine.study.Study; declare `STUDY = Study(run_trial=run_trial, ...)`")
     return study
 
-
-#: the declared fields, in order (``repro show`` and the docs list them)
-FIELDS = tuple(f.name for f in fields(Study))

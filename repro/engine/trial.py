@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from repro.engine.identity import BUILTIN_SCOPES, StreamScope, TrialKey, canonical_json, stable_words
+from repro.engine.identity import BUILTIN_SCOPES, StreamScope, TrialKey, stable_words
 from repro.errors import ExperimentFileError
 
 #: the scopes every trial has; an experiment file declares more under ``[scopes]`` (:class:`StreamScope`)
 RNG_SCOPES = BUILTIN_SCOPES
 
-__all__ = ["RNG_SCOPES", "StreamSeed", "TrialContext", "TrialKey", "TrialOutput", "stable_words", "canonical_json"]
+__all__ = ["RNG_SCOPES", "StreamSeed", "TrialContext", "TrialKey", "TrialOutput"]
 
 
 @dataclass(frozen=True)
