@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from repro.engine.study import Batching, Study
 from repro.engine.trial import TrialContext, TrialOutput
 
-VERSION = "1"
 _WEIGHTS = np.array([0.5, -1.25, 2.0])
 
 
@@ -50,3 +50,6 @@ def run_trials(params_list: list[dict[str, Any]], contexts: list[TrialContext]) 
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     """One trial: the batch of one."""
     return run_trials([params], [ctx])[0]
+
+
+STUDY = Study(run_trial=run_trial, batch=Batching(key=batch_key, run=run_trials), version="1")

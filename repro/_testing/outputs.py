@@ -8,11 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from repro.engine.study import Study
 from repro.engine.trial import TrialContext, TrialOutput
-
-VERSION = "1"
-INDEX = ("lam",)
-VALUES = ("label",)
 
 
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
@@ -24,3 +21,6 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
             rec[str(params["extra"])] = 1.0
         records.append(rec)
     return TrialOutput(records=records)
+
+
+STUDY = Study(run_trial=run_trial, index=("lam",), values=("label",), version="1")

@@ -16,11 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from repro.engine.study import Study
 from repro.engine.trial import TrialContext, TrialOutput
-
-VERSION = "1"
-#: method "b" ignores the variant (runner test of shared cache entries)
-VARIANT_INDEPENDENT_METHODS = ("b",)
 
 
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
@@ -51,3 +48,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         records=[{"value": float(params.get("x", 0.0)) + noise, "shared": shared}],
         tables=tables,
     )
+
+
+#: method "b" ignores the variant (runner test of shared cache entries)
+STUDY = Study(run_trial=run_trial, variant_independent=("b",), version="1")

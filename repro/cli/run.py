@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import shlex
 import sys
 import time
@@ -25,7 +24,7 @@ from repro.cli._common import (
 from repro.engine.report import comparison_rows, format_text, smoke_verdicts_shown, verdict_counts
 from repro.engine.results import check_output_dir, write_results
 from repro.engine.runner import BACKENDS, RunConfig, plan_size, plan_trials, run_experiment
-from repro.engine.spec import ExperimentSpec
+from repro.engine.spec import ExperimentSpec, study_of
 from repro.engine.user_method import USER_KEY, load_user_method, with_user_method
 from repro.errors import InvalidParameterError
 
@@ -194,9 +193,10 @@ def _with_user_methods(specs: list[ExperimentSpec], refs: tuple[str, ...]) -> li
                                     "rename one class.")
     out = []
     for spec in specs:
-        if not getattr(importlib.import_module(spec.trial), "USER_METHODS", False):
-            raise InvalidParameterError(f"--with: {spec.id!r} does not take your own method; it works with the "
-                                        "thesis-table-3.* tables and the tabular dpfermi-fig-* figures.")
+        if not study_of(spec).user_methods:
+            raise InvalidParameterError(f"--with: {spec.id!r} does not take your own method (its study declares "
+                                        "user_methods=False; `repro show ID` says 'user methods (--with): yes' "
+                                        "for the results that do)")
         for method in methods:
             spec = with_user_method(spec, method)
         out.append(spec)

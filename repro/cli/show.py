@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from repro.engine.citations import resolve as resolve_citations
-from repro.engine.spec import ExperimentSpec, extends_chain, get_experiment, merged_raw
+from repro.engine.spec import ExperimentSpec, extends_chain, get_experiment, merged_raw, study_of
 
 WIDTH = 100
 
@@ -146,6 +146,14 @@ def show_spec(spec: ExperimentSpec) -> None:
         over = ", ".join(f"{k} = {_fmt(v)}" for k, v in p.params.items())
         _line(f"{name}: {p.seeds} seeds, est. {_seconds(p.est_seconds)}" + (f"; sets {over}" if over else ""))
     _datasets(spec, modes)
+    click.echo(f"study ({spec.trial}, declared by its STUDY):")
+    for line in study_of(spec).describe():
+        _line(line)
+    if spec.scopes:
+        click.echo("random-stream scopes ([scopes]; shared by every experiment declaring the same family):")
+        for name, scope in spec.scopes.items():
+            _line(f"{name}: family {scope.family}, seeded by " + (f"the parameter {scope.seed}" if scope.seed
+                                                                   else "the base seed"))
     click.echo("metrics:")
     for m in spec.metrics:
         tol = f" (tolerance {_fmt(m.tolerance)})" if m.tolerance is not None else ""

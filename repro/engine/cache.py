@@ -32,7 +32,7 @@ from typing import Any
 from repro import __version__
 from repro.engine.identity import canonical_json
 
-__all__ = ["TrialCache", "atomic_write_bytes", "atomic_write_text", "code_version", "module_exists", "shared_value",
+__all__ = ["TrialCache", "atomic_write_bytes", "atomic_write_text", "code_hash", "code_version", "module_exists", "shared_value",
            "trial_code_modules"]
 
 log = logging.getLogger(__name__)
@@ -158,21 +158,25 @@ def trial_code_modules(module_name: str) -> tuple[str, ...]:
 
 
 @cache
-def code_version(module_name: str) -> str:
-    """Version of a study's trial code: repro version, the study's ``VERSION`` and a content hash.
+def code_hash(module_name: str) -> str:
+    """Content hash of a module's trial code: the module and every ``repro`` module it imports, transitively.
 
-    The hash covers the study module and every ``repro`` module it imports, transitively (lazy
-    imports included; ``*_report`` modules and :mod:`repro.plotting` excluded, since they only draw
-    saved results). Each module contributes the sha256 of its syntax tree with the paths of its
-    ``repro`` imports blanked, and the digests are combined in sorted order, so:
+    Lazy imports count; ``*_report`` modules and :mod:`repro.plotting` do not, since they only draw saved
+    results. Each module contributes the sha256 of its syntax tree with the paths of its ``repro``
+    imports blanked, and the digests are combined in sorted order, so:
 
     * editing any library function a study uses recomputes that study's trials (no stale cache);
     * moving or renaming a module, reformatting it or editing comments invalidates nothing.
     """
-    module = importlib.import_module(module_name)
     digests = sorted(_trial_code_digests(module_name).values())
-    h = hashlib.sha256("\n".join(digests).encode())
-    return f"{__version__}+{getattr(module, 'VERSION', '0')}+{h.hexdigest()[:16]}"
+    return hashlib.sha256("\n".join(digests).encode()).hexdigest()[:16]
+
+
+@cache
+def code_version(module_name: str, version: str) -> str:
+    """Version of a study's trial code: repro version, the study's declared ``version``
+    (:class:`repro.engine.study.Study`) and :func:`code_hash` of its module."""
+    return f"{__version__}+{version}+{code_hash(module_name)}"
 
 
 _MAGIC = b"repro-trial-v2\n"
@@ -244,8 +248,8 @@ def shared_value(cache_dir: str | os.PathLike[str] | None, namespace: str, key: 
                  refresh: bool = False) -> Any:
     """A value that many trials of a run need (e.g. a hyperparameter search), computed once.
 
-    The value is keyed by ``namespace``, ``key`` and :func:`code_version` of ``module`` (the code
-    that computes it). With ``cache_dir`` it is kept as a checksummed entry under
+    The value is keyed by ``namespace``, ``key`` and :func:`code_hash` of ``module`` (the code
+    that computes it: any module, not only a study). With ``cache_dir`` it is kept as a checksummed entry under
     ``<cache_dir>/_shared/<namespace>/`` and guarded by a file lock, so concurrent workers wait for
     the first one instead of recomputing, and later runs reuse it; without one (``--no-cache``)
     it is memoized in this process only. ``compute`` must be deterministic.
@@ -255,7 +259,7 @@ def shared_value(cache_dir: str | os.PathLike[str] | None, namespace: str, key: 
     (``--force``) recomputes the value once in this process and replaces the stored entry.
     """
     digest = hashlib.sha256(canonical_json({"namespace": namespace, "key": key,
-                                            "code": code_version(module)}).encode()).hexdigest()
+                                            "code": f"{__version__}+{code_hash(module)}"}).encode()).hexdigest()
     fresh = refresh and digest not in _REFRESHED
     if digest in _SHARED and not fresh:
         return _SHARED[digest]

@@ -5,12 +5,10 @@ result depends only on its params and its seed, which is derived from names (nev
 so results are bit-identical with 1 or N workers. Completed trials are cached as soon as they
 arrive; failures are reported and never cached; a killed run resumes from the cache.
 
-Batched trials (issue #23): a study module may define ``batch_key(params, context)`` and
-``run_trials(params_list, contexts) -> list[TrialOutput]``. Pending trials whose ``batch_key`` is
-equal (and not ``None``) are handed to one ``run_trials`` call in the plan's order; each trial still
-draws from its own ``context.rng()``, is cached and written on its own, and must come out with the
-bytes of its one-at-a-time ``run_trial``. A batch shares one worker, so a key should group a few
-trials (e.g. the λ cells of one repetition), not the whole experiment.
+The runner reads a study only through its declared :class:`repro.engine.study.Study` (``study_of`` when
+planning, :func:`repro.engine.study.load_study` in a worker). Batched trials (issue #23): a study may
+declare ``batch=Batching(key=..., run=...)``; pending trials whose key is equal (and not ``None``)
+are handed to one ``run`` call in the plan's order (:func:`group_tasks`).
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ import math
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -33,7 +31,8 @@ import pandas as pd
 from repro.engine.backends import BACKENDS, run_tasks, single_threaded
 from repro.engine.cache import TrialCache, code_version
 from repro.engine.identity import TrialKey, canonical_json
-from repro.engine.spec import ExperimentSpec, Reference, format_setting, validate_param
+from repro.engine.spec import ExperimentSpec, Reference, format_setting, study_of, validate_param
+from repro.engine.study import load_study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.engine.warnings_capture import capture as capture_warnings
 from repro.engine.warnings_capture import summary_lines
@@ -208,8 +207,9 @@ def plan_trials(spec: ExperimentSpec, config: RunConfig) -> list[TrialTask]:
     cells = spec.expand_cells(config.profile, overrides)
     n_seeds = config.seeds or spec.profile(config.profile).seeds
     base_seed = spec.base_seed if config.base_seed is None else config.base_seed
-    code = code_version(spec.trial)
-    shared_methods = set(getattr(importlib.import_module(spec.trial), "VARIANT_INDEPENDENT_METHODS", ()))
+    study = study_of(spec)
+    code = code_version(spec.trial, study.version)
+    shared_methods = set(study.variant_independent)
     cache_dir = str(config.cache_root) if config.use_cache else None
     tasks = []
     for cell in cells:
@@ -219,7 +219,7 @@ def plan_trials(spec: ExperimentSpec, config: RunConfig) -> list[TrialTask]:
         key_variant = None if method in shared_methods else variant
         for rep in range(n_seeds):
             tkey = TrialKey.of(spec.id, {**fixed, **cell}, repetition=rep, base_seed=base_seed,
-                               variant=key_variant, grid_keys=tuple(cell))
+                               variant=key_variant, grid_keys=tuple(cell), scopes=spec.scopes)
             ctx = TrialContext(tkey, cache_dir=cache_dir, refresh=config.force)
             tasks.append(TrialTask(len(tasks), spec.trial, params, cell, ctx, tkey.cache_key(code)))
     return tasks
@@ -236,9 +236,9 @@ def _execute(task: TrialTask) -> tuple[int, bool, Any, float, dict[str, int]]:
     start = time.perf_counter()
     with capture_warnings() as caught:
         try:
-            module = importlib.import_module(task.module)
+            study = load_study(task.module)
             with single_threaded():  # same BLAS summation order in every process and backend
-                out = TrialOutput.coerce(module.run_trial(dict(task.params), task.context))
+                out = TrialOutput.coerce(study.run_trial(dict(task.params), task.context))
             ok, value = True, out
         except ReproError as exc:
             ok, value = False, (traceback.format_exc(), exc)
@@ -270,15 +270,16 @@ def dispatch_order(pending: list[TrialTask]) -> list[TrialTask]:
 
 
 def group_tasks(pending: list[TrialTask]) -> list[list[TrialTask]]:
-    """Pending trials in batches: those of a study with ``run_trials`` and an equal, non-``None``
-    ``batch_key`` share one batch; every other trial is a batch of one. Batches keep the plan's
-    order (of their first trial, and within)."""
+    """Pending trials in batches: those of a study declaring ``batch`` whose ``batch.key`` is equal and not
+    ``None`` share one batch; every other trial is a batch of one. Batches keep the plan's order (of
+    their first trial, and within). Each trial still draws from its own ``ctx.rng()``, is cached and
+    written on its own, and must come out with the bytes of its one-at-a-time ``run_trial``; a batch
+    shares one worker, so a key should group a few trials, not the whole experiment."""
     groups: dict[Any, list[TrialTask]] = {}
     order: list[list[TrialTask]] = []
     for task in pending:
-        module = importlib.import_module(task.module)
-        key_fn = getattr(module, "batch_key", None)
-        key = key_fn(dict(task.params), task.context) if (key_fn and hasattr(module, "run_trials")) else None
+        batch = load_study(task.module).batch
+        key = batch.key(dict(task.params), task.context) if batch is not None else None
         if key is None:
             order.append([task])
             continue
@@ -293,7 +294,7 @@ def group_tasks(pending: list[TrialTask]) -> list[list[TrialTask]]:
 def _execute_batch(batch: list[TrialTask]) -> list[ExecResult]:
     """Run a batch of trials (see :func:`group_tasks`); never raises.
 
-    One trial runs as :func:`_execute`. Several go to the study's ``run_trials`` in one call under the
+    One trial runs as :func:`_execute`. Several go to the study's ``batch.run`` in one call under the
     same thread pinning; each gets the batch's seconds divided by its size, and a failure fails every
     trial of the batch (none is cached). The batch's warnings are counted once, on its first trial.
     """
@@ -302,12 +303,12 @@ def _execute_batch(batch: list[TrialTask]) -> list[ExecResult]:
     start = time.perf_counter()
     with capture_warnings() as caught:
         try:
-            module = importlib.import_module(batch[0].module)
+            hook = load_study(batch[0].module).batch
+            assert hook is not None  # group_tasks batches only the trials of a study that declares one
             with single_threaded():
-                outs = module.run_trials([dict(t.params) for t in batch], [t.context for t in batch])
-            outs = list(outs)
+                outs = list(hook.run([dict(t.params) for t in batch], [t.context for t in batch]))
             if len(outs) != len(batch):
-                raise TrialFailedError(f"study {batch[0].module!r}: run_trials returned {len(outs)} outputs "
+                raise TrialFailedError(f"study {batch[0].module!r}: its batch.run returned {len(outs)} outputs "
                                        f"for {len(batch)} trials")
             values = [(True, TrialOutput.coerce(o)) for o in outs]
         except ReproError as exc:
@@ -401,11 +402,11 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
         )
         err.tracebacks = [tb for _, (tb, _) in failures]  # type: ignore[attr-defined]
         raise err
-    trials, tables = _collect(spec, tasks, results, outputs)
+    trials, tables, groups = _collect(spec, tasks, results, outputs)
     if trials.empty:
         raise TrialFailedError(f"the {total} trials of {spec.id!r} returned no record; check the --set values "
                                f"(`repro show {spec.id}` lists them)")
-    summary = summarize(spec, trials, outputs)
+    summary = summarize(spec, trials, groups, outputs)
     n_seeds = config.seeds or spec.profile(config.profile).seeds
     outcome = RunOutcome(spec, config, variant, n_seeds, trials, tables, summary,
                          time.perf_counter() - start, total, n_cached, dict(warning_counts))
@@ -427,8 +428,8 @@ class DeclaredOutputs:
     internally, a fold): they become typed columns that group the summary, like the grid keys.
     ``values``: non-metric value columns (an ε label, a tuned hyperparameter, a computed σ): kept in
     ``trials.csv`` (and in ``summary.csv`` when constant over a group), never part of the identity.
-    A study declares them as module-level ``INDEX = (...)`` and ``VALUES = (...)``; a record may also
-    repeat one of its own parameters (an index). Any other key is an error naming it.
+    A study declares them as ``Study(index=(...), values=(...))``; a record may also repeat one of its
+    own parameters (an index). Any other key is an error naming it.
     """
 
     index: tuple[str, ...] = ()
@@ -436,23 +437,22 @@ class DeclaredOutputs:
 
 
 def declared_outputs(spec: ExperimentSpec) -> DeclaredOutputs:
-    """The ``INDEX`` and ``VALUES`` of ``spec``'s study module."""
-    module = importlib.import_module(spec.trial)
-    index, values = tuple(getattr(module, "INDEX", ())), tuple(getattr(module, "VALUES", ()))
-    clash = (set(index) | set(values)) & set(spec.metric_names)
-    if clash or set(index) & set(values):
-        raise TrialFailedError(f"study {spec.trial!r} declares {sorted(clash or set(index) & set(values))} "
-                               "twice (a metric, an INDEX or a VALUES key is one of them only)")
-    return DeclaredOutputs(index, values)
+    """The ``index`` and ``values`` of ``spec``'s study (checked against its metrics by
+    :func:`repro.engine.spec.check_study`)."""
+    study = study_of(spec)
+    return DeclaredOutputs(study.index, study.values)
 
 
 def _collect(spec: ExperimentSpec, tasks: list[TrialTask], results: Mapping[int, tuple[TrialOutput, float, bool]],
-             outputs: DeclaredOutputs | None = None) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-    """trials.csv rows (the plan's order) and the extra tables; raises on an undeclared output key."""
+             outputs: DeclaredOutputs | None = None
+             ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], list[tuple[str, str]]]:
+    """trials.csv rows (the plan's order), the extra tables and each row's summary group
+    (:meth:`TrialKey.group`); raises on an undeclared output key."""
     outputs = outputs or declared_outputs(spec)
     metric_names = set(spec.metric_names)
     value_names = set(outputs.values)
     rows: list[dict[str, Any]] = []
+    groups: list[tuple[str, str]] = []
     table_rows: dict[str, list[dict[str, Any]]] = {}
     for task in tasks:
         output, seconds, cached = results[task.index]
@@ -465,8 +465,8 @@ def _collect(spec: ExperimentSpec, tasks: list[TrialTask], results: Mapping[int,
             if unknown:
                 raise TrialFailedError(
                     f"study {spec.trial!r} returned undeclared output(s) {unknown} in {spec.id!r}; declare each "
-                    "as a metric of the experiment file, or in the study's INDEX (identifies a row) or VALUES "
-                    "(a value column) tuple"
+                    "as a metric of the experiment file, or in the study's index (identifies a row) or values "
+                    "(a value column)"
                 )
             metrics = {k: v for k, v in rec.items() if k in metric_names}
             if not metrics:
@@ -475,7 +475,9 @@ def _collect(spec: ExperimentSpec, tasks: list[TrialTask], results: Mapping[int,
                     f"(keys: {sorted(rec)}; declared: {sorted(metric_names)})"
                 )
             index = {k: v for k, v in task.cell.items() if k != "method"}
-            index.update({k: v for k, v in rec.items() if k in index_names and k not in metric_names})
+            own = {k: v for k, v in rec.items() if k in index_names and k not in metric_names}
+            index.update(own)
+            groups.append(task.context.key.group(method, own))
             row = {"result_id": spec.id, "method": method, "setting": format_setting(index),
                    "repetition": task.context.repetition, **index}
             row.update({k: v for k, v in rec.items() if k in value_names})
@@ -490,7 +492,7 @@ def _collect(spec: ExperimentSpec, tasks: list[TrialTask], results: Mapping[int,
             table_rows.setdefault(name, []).extend({**lead, **r} for r in trows)
     trials = pd.DataFrame(rows)
     tables = {name: pd.DataFrame(r) for name, r in table_rows.items()}
-    return trials, tables
+    return trials, tables, groups
 
 
 def _to_float(v: Any) -> float:
@@ -506,11 +508,13 @@ def _find_reference(spec: ExperimentSpec, method: str, metric: str, params: Mapp
     return None
 
 
-def summarize(spec: ExperimentSpec, trials: pd.DataFrame, outputs: DeclaredOutputs | None = None) -> pd.DataFrame:
+def summarize(spec: ExperimentSpec, trials: pd.DataFrame, groups: Sequence[tuple[str, str]],
+              outputs: DeclaredOutputs | None = None) -> pd.DataFrame:
     """One row per (method, index values, metric): n, mean, std (ddof=1; 0 when n=1) and the paper's value.
 
-    Rows are grouped by the method and the typed index columns (the grid keys and the study's
-    ``INDEX``), never by the ``setting`` label, which is kept for reading. The index columns follow
+    Rows are grouped by ``groups``, each row's :meth:`TrialKey.group` (the method and the typed cell plus
+    the record's index values: the grid keys and the study's ``index``), never by the ``setting``
+    label, which is kept for reading. The index columns follow
     the leading :data:`SUMMARY_COLUMNS` and ``paper_source``; declared ``VALUES`` columns constant
     over a group come last (reports select rows by these columns).
 
@@ -529,10 +533,12 @@ def summarize(spec: ExperimentSpec, trials: pd.DataFrame, outputs: DeclaredOutpu
     index_cols = [c for c in trials.columns if c not in
                   {"result_id", "method", "setting", "repetition", "seconds", "cached", *spec.metric_names,
                    *value_cols}]
-    keys = trials[index_cols].apply(lambda r: canonical_json({k: _plain(v) for k, v in r.items() if _present(v)}),
-                                    axis=1) if index_cols else pd.Series([""] * len(trials), index=trials.index)
+    if len(groups) != len(trials):
+        raise ValueError(f"summarize: {len(groups)} groups for {len(trials)} trial rows")
+    labels = pd.Series([canonical_json(list(g)) for g in groups], index=trials.index)
     out: list[dict[str, Any]] = []
-    for (method, _), group in trials.groupby([trials["method"], keys], sort=False):
+    for _, group in trials.groupby(labels, sort=False):
+        method = group["method"].iloc[0]
         first = group.iloc[0]
         params = {c: first[c] for c in index_cols if _present(first[c])}
         extra = {c: _plain(first[c]) if _present(first[c]) else None for c in index_cols}

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.engine.claims import Claim, ClaimError, check_expression
-from repro.engine.identity import canonical_json, setting_label
+from repro.engine.identity import BUILTIN_SCOPES, USER_KEY, StreamScope, canonical_json, setting_label
 from repro.errors import (
     ExperimentFileError,
     InvalidParameterError,
@@ -54,6 +54,8 @@ __all__ = [
     "load_experiment",
     "load_all",
     "get_experiment",
+    "check_study",
+    "study_of",
     "extends_chain",
     "merge_raw",
     "merged_raw",
@@ -75,7 +77,7 @@ _TOP_KEYS = {
     "kind": str, "trial": str, "datasets": list, "variants": list, "variant_help": dict,
     "base_seed": int, "notes": str, "params": dict, "grid": dict, "cells": list, "profiles": dict,
     "metrics": list, "references": list, "aliases": list, "domains": dict, "expected": str,
-    "fidelity": dict, "claims": list,
+    "fidelity": dict, "claims": list, "scopes": dict,
 }
 #: ``[fidelity]``: the declared status of a result for the fidelity dashboard (repro/engine/fidelity.py)
 FIDELITY_STATUSES = ("reproduced", "partial", "not reproduced", "claims only", "surrogate data", "checked",
@@ -184,6 +186,8 @@ class ExperimentSpec:
     expected: str = ""
     fidelity: Mapping[str, str] = field(default_factory=dict)
     claims: tuple[Claim, ...] = ()
+    #: ``[scopes]``: the named random-stream scopes its trials may use (:class:`StreamScope`)
+    scopes: Mapping[str, StreamScope] = field(default_factory=dict)
 
     @property
     def default_variant(self) -> str:
@@ -855,8 +859,9 @@ def _module_file(name: str) -> Path | None:
 
 
 def _check_trial(path: Path, name: str) -> None:
-    """``trial`` must name a module under :data:`TRIAL_PACKAGES` whose source defines ``run_trial``;
-    checked by reading the source (nothing is imported, so a file cannot make the loader run code)."""
+    """``trial`` must name a module under :data:`TRIAL_PACKAGES` whose source declares ``STUDY = ...``
+    (:class:`repro.engine.study.Study`); checked by reading the source (nothing is imported, so a file
+    cannot make the loader run code). :func:`study_of` checks the declaration itself."""
 
     valid = " or ".join(f"{p}." for p in TRIAL_PACKAGES)
     if not _MODULE_NAME.fullmatch(name) or not name.startswith(tuple(f"{p}." for p in TRIAL_PACKAGES)):
@@ -869,17 +874,18 @@ def _check_trial(path: Path, name: str) -> None:
     stamp = (str(source), source.stat().st_mtime)
     if stamp not in _TRIAL_CHECKED:
         text = source.read_bytes()
-        if re.search(rb"^def run_trial\(", text, re.M):  # the common case, without parsing (start-up time)
+        if re.search(rb"^STUDY\s*=", text, re.M):  # the common case, without parsing (start-up time)
             _TRIAL_CHECKED[stamp] = ""
             return
         try:
             tree = ast.parse(text, filename=str(source))
         except (SyntaxError, ValueError) as exc:
             raise _err(path, "trial", f"module {name!r} ({source}) cannot be parsed: {exc}") from exc
-        defines = any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "run_trial"
-                      for node in tree.body)
+        defines = any(isinstance(node, (ast.Assign, ast.AnnAssign)) and any(
+            isinstance(t, ast.Name) and t.id == "STUDY" for t in (node.targets if isinstance(node, ast.Assign)
+                                                                  else [node.target])) for node in tree.body)
         _TRIAL_CHECKED[stamp] = "" if defines else (
-            f"module {name!r} defines no top-level `def run_trial(params, ctx)`; name a study module")
+            f"module {name!r} declares no top-level `STUDY = Study(run_trial=..., ...)`; name a study module")
     if _TRIAL_CHECKED[stamp]:
         raise _err(path, "trial", _TRIAL_CHECKED[stamp])
 
@@ -962,9 +968,11 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
         domains=_parse_domains(path, raw.get("domains", {})), expected=raw.get("expected", ""),
         fidelity=_parse_fidelity(path, raw.get("fidelity", {})),
         claims=_parse_claims(path, raw.get("claims", [])),
+        scopes=_parse_scopes(path, raw.get("scopes", {})),
     )
     _check_declared_values(spec)
     _check_placeholders(path, spec)
+    _check_scope_seeds(spec)
     return spec
 
 
@@ -1034,6 +1042,43 @@ def _parse_claims(path: Path, claims: list[Any]) -> tuple[Claim, ...]:
     if len(set(names)) != len(names):
         raise _err(path, "claims", "claim names must be unique")
     return tuple(out)
+
+
+_SCOPE_KEYS = {"family": str, "seed": str}
+
+
+def _parse_scopes(path: Path, table: Mapping[str, Any]) -> dict[str, StreamScope]:
+    """``[scopes]``: ``name = { family = "...", seed = "<param>" }`` per named random-stream scope (issue 36):
+    the trials of every experiment declaring the same ``family`` share its streams, seeded by the base seed
+    or by the integer parameter ``seed``."""
+    scopes = {}
+    for name, entry in table.items():
+        if not isinstance(entry, dict):
+            raise _err(path, f"scopes.{name}", 'must be a table such as { family = "thesis-part1" }')
+        _check_keys(path, f"scopes.{name}.", entry, _SCOPE_KEYS, ("family",))
+        if name in BUILTIN_SCOPES:
+            raise _err(path, f"scopes.{name}", f"{name!r} is a built-in scope ({', '.join(BUILTIN_SCOPES)}); "
+                       "give the declared scope another name")
+        if not entry["family"]:
+            raise _err(path, f"scopes.{name}.family", "must be a non-empty name")
+        scopes[name] = StreamScope(entry["family"], entry.get("seed"))
+    return scopes
+
+
+def _check_scope_seeds(spec: ExperimentSpec) -> None:
+    """A scope seeded by a parameter names an integer parameter of every trial."""
+    for name, scope in spec.scopes.items():
+        if scope.seed is None:
+            continue
+        for profile in spec.profiles:
+            fixed = spec.fixed_params(profile)
+            cells = spec.expand_cells(profile)
+            values = [fixed[scope.seed]] if scope.seed in fixed else [c.get(scope.seed) for c in cells]
+            bad = [v for v in values if not isinstance(v, int) or isinstance(v, bool) or v < 0]
+            if bad:
+                raise _err(spec.path or spec.id, f"scopes.{name}.seed",
+                           f"{scope.seed!r} must name an integer parameter >= 0 of every trial (profile {profile}: "
+                           f"{_fmt(bad[0]) if bad[0] is not None else 'missing'})")
 
 
 def _check_declared_values(spec: ExperimentSpec) -> None:
@@ -1189,3 +1234,61 @@ def get_experiment(experiment_id: str, directory: str | os.PathLike[str] | None 
             raise exc
     names = [*specs, *(a for s in specs.values() for a in s.aliases)]
     raise UnknownExperimentError(suggest(experiment_id, names, what="experiment id", listed=len(specs)))
+
+
+def check_study(spec: ExperimentSpec, study: Any) -> None:
+    """The study's declaration (:class:`repro.engine.study.Study`) agrees with experiment file ``spec``
+    (issue 36): its ``index``/``values`` are not metrics and its ``values`` not grid keys, the file's
+    ``method`` and ``dataset`` values are ones it declares (when it declares them), it has the ``[scopes]``
+    the study uses, and a ``--with`` method is added only where the study takes one.
+
+    Raises
+    ------
+    ExperimentFileError
+        One line naming the file, the key and the study.
+    """
+    where = spec.path or spec.id
+    clash = sorted((set(study.index) | set(study.values)) & set(spec.metric_names))
+    if clash:
+        raise _err(where, "metrics", f"{clash} are metrics here, but study {spec.trial} declares them as "
+                   "index/values record keys; a key is a metric or an index or a value, once")
+    axes = set(spec.grid or {}) | {k for c in spec.cells or () for k in c}
+    for prof in spec.profiles.values():
+        axes |= set(prof.grid or {}) | {k for c in prof.cells or () for k in c}
+    clash = sorted(set(study.values) & axes)
+    if clash:
+        raise _err(where, "grid", f"{clash} are grid keys here, but study {spec.trial} declares them as value "
+                   "columns (never part of a row's identity); declare them as index or drop them from the grid")
+    user_cells = [c for c in spec.cells or () if USER_KEY in c]
+    if user_cells and not study.user_methods:
+        raise InvalidParameterError(f"--with: {spec.id!r} does not take your own method (study {spec.trial} "
+                                    "declares user_methods=False); `repro show ID` says which results do")
+    user_names = {c.get("method") for c in user_cells}
+    for key, declared, what in (("method", study.methods, "methods"), ("dataset", study.datasets, "datasets")):
+        if declared is None:
+            continue
+        unknown = sorted({str(v) for v in spec.declared_values(key) if v not in user_names} - set(declared))
+        if unknown:
+            raise _err(where, key, f"{unknown} are not {what} of study {spec.trial}; it declares: "
+                       f"{', '.join(declared)}")
+    missing = [s for s in study.scopes if s not in spec.scopes]
+    if missing:
+        raise _err(where, "scopes", f"study {spec.trial} draws from the random-stream scope(s) {missing}, which this "
+                   f"file does not declare; add e.g. `[scopes] {missing[0]} = {{ family = \"<name>\" }}` (or "
+                   "extend the base that declares it)")
+
+
+_STUDIES: dict[tuple[str, str], Any] = {}
+
+
+def study_of(spec: ExperimentSpec) -> Any:
+    """The :class:`repro.engine.study.Study` of ``spec``'s trial module, checked against the file
+    (:func:`check_study`); the module is imported here, never by :func:`load_experiment`."""
+    from repro.engine.study import load_study
+
+    study = load_study(spec.trial)
+    token = (spec.id, canonical_json([[dict(c) for c in spec.cells or ()], str(spec.path), sorted(spec.scopes)]))
+    if _STUDIES.get(token) is not study:
+        check_study(spec, study)
+        _STUDIES[token] = study
+    return study

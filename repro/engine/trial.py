@@ -1,44 +1,11 @@
-"""What a trial receives and returns, and the contract of a *study module*.
-
-A study module is the code behind one or more experiment files. It lives in
-``repro/studies/<document>/``, its dotted path is the ``trial`` key of an experiment file (e.g.
-``trial = "repro.studies.cummings2019.impossibility"``) and it defines:
-
-``run_trial(params: dict, ctx: TrialContext) -> TrialOutput | dict[str, float]``
-    Required. A pure function of ``params`` (the experiment's fixed ``params``, one grid cell and
-    ``variant``, each typed as the experiment file declares it; read declared keys as
-    ``params[key]``: the file is the one source of defaults) and the randomness in ``ctx``. A
-    plain dict is one record of metrics for the cell's method.
-``INDEX: tuple[str, ...]`` and ``VALUES: tuple[str, ...]``
-    Optional. The non-metric keys its records may hold (issue #20, item 3): ``INDEX`` keys identify
-    a row besides the grid keys (``lambda``/``knob`` when one trial sweeps internally, a fold) and
-    group the summary; ``VALUES`` are value columns (an ε label, a tuned hyperparameter, a computed
-    σ), kept in ``trials.csv`` and never part of a row's identity. A record may also repeat one of
-    its own parameters. Any other key fails the run, naming it, before results are written.
-``VERSION: str``
-    Optional. Bump to invalidate cached trials for a reason the code hash cannot see (e.g. a
-    changed data file). The study module and every ``repro`` module it imports, transitively,
-    are hashed automatically (:func:`repro.engine.cache.code_version`).
-
-Its companion *report module* ``<study>_report`` (same folder) imports the study, never the
-reverse, and may define:
-
-``plot(bundle: ResultBundle, outdir: Path) -> list[Path]``
-    Draws figures from saved results only (never recomputes); save each with
-    :func:`repro.plotting.save_figure`, which writes PNG and PDF.
-``report_markdown(bundle: ResultBundle) -> str``
-    Plain-English verdicts computed from saved results, put in the report.
-
-Report modules are not part of the trial cache key: editing a figure never recomputes trials.
-``VARIANT_INDEPENDENT_METHODS: tuple[str, ...]``
-    Optional. Methods (grid values of ``method``) whose trials do not depend on ``variant``; their
-    cache entries are shared by all variants, so ``--variant X`` reuses them (seeds never depend on
-    the variant, so the numbers are the same either way).
+"""What a trial receives and returns: its :class:`TrialContext` (identity and random streams) and
+:class:`TrialOutput`. The contract of a study module is :class:`repro.engine.study.Study`.
 
 Library code never creates a generator itself: ``ctx.rng()`` is the trial's own stream, and
 ``ctx.rng(label, ..., scope=...)`` a stream shared by the trials the scope names (see
 :meth:`TrialContext.rng`); e.g. ``scope="repetition"`` for data splits and common random numbers
-across methods.
+across methods, or a scope the experiment file declares under ``[scopes]`` for a stream shared by a
+family of experiments (issue 36).
 """
 
 from __future__ import annotations
@@ -49,11 +16,25 @@ from typing import Any
 
 import numpy as np
 
-from repro.engine.identity import TrialKey, canonical_json, stable_words
+from repro.engine.identity import BUILTIN_SCOPES, StreamScope, TrialKey, stable_words
+from repro.errors import ExperimentFileError
 
-RNG_SCOPES = ("trial", "repetition", "experiment", "global")
+#: the scopes every trial has; an experiment file declares more under ``[scopes]`` (:class:`StreamScope`)
+RNG_SCOPES = BUILTIN_SCOPES
 
-__all__ = ["RNG_SCOPES", "TrialContext", "TrialKey", "TrialOutput", "global_rng", "stable_words", "canonical_json"]
+__all__ = ["RNG_SCOPES", "StreamSeed", "TrialContext", "TrialKey", "TrialOutput"]
+
+
+@dataclass(frozen=True)
+class StreamSeed:
+    """The hashable identity of one random stream (a SeedSequence's entropy): what a per-process cache of
+    a study keys on (e.g. an ``lru_cache`` of a data split) instead of a generator; :meth:`rng` restarts it."""
+
+    entropy: tuple[int, ...]
+
+    def rng(self) -> np.random.Generator:
+        """A fresh generator at the start of the stream."""
+        return np.random.Generator(np.random.PCG64(np.random.SeedSequence(list(self.entropy))))
 
 
 @dataclass(frozen=True)
@@ -91,11 +72,6 @@ class TrialContext:
     def base_seed(self) -> int:
         return self.key.base_seed
 
-    @property
-    def seed_sequence(self) -> np.random.SeedSequence:
-        """SeedSequence of this trial: base seed + hash of its key (experiment, typed params, repetition)."""
-        return np.random.SeedSequence([self.base_seed, *self.key.seed_words()])
-
     def rng(self, *labels: Any, scope: str = "trial") -> np.random.Generator:
         """A fresh generator (each call restarts the same stream), keyed by ``scope`` and ``labels``.
 
@@ -110,45 +86,65 @@ class TrialContext:
         ``"experiment"``
             Shared by every trial of this experiment, whatever its repetition (e.g. a tuning search
             reused by every repetition of a cell: name the cell's keys in ``labels``).
-        ``"global"``
-            Shared by every experiment run with the same base seed; the caller names everything
-            else in ``labels`` (e.g. one split reused by two tables of the same dataset: name the
-            dataset and the repetition).
+        a name the experiment declares under ``[scopes]``
+            Shared by every experiment that declares the same family (:class:`StreamScope`), seeded by
+            the base seed or the declared integer parameter; the caller names everything else in
+            ``labels`` (e.g. the dataset and the repetition of a split shared by two tables). A name
+            the experiment does not declare is refused in one line.
         """
+        return self.seed(*labels, scope=scope).rng()
+
+    def seed(self, *labels: Any, scope: str = "trial") -> StreamSeed:
+        """The identity of the stream :meth:`rng` starts (hashable: a key for per-process caches)."""
         if scope == "trial":
-            words = self.key.seed_words(*labels)
-        elif scope == "repetition":
-            words = stable_words(self.experiment_id, "shared", self.repetition, *labels)
-        elif scope == "experiment":
-            words = stable_words(self.experiment_id, "experiment", *labels)
-        elif scope == "global":
-            return global_rng(self.base_seed, *labels)
-        else:
-            raise ValueError(f"scope must be one of {', '.join(RNG_SCOPES)}; got {scope!r}")
-        return np.random.Generator(np.random.PCG64(np.random.SeedSequence([self.base_seed, *words])))
+            return StreamSeed((self.base_seed, *self.key.seed_words(*labels)))
+        if scope == "repetition":
+            return StreamSeed((self.base_seed, *stable_words(self.experiment_id, "shared", self.repetition, *labels)))
+        if scope == "experiment":
+            return StreamSeed((self.base_seed, *stable_words(self.experiment_id, "experiment", *labels)))
+        declared = self._declared(scope)
+        return StreamSeed((self._scope_seed(declared), *stable_words("global", declared.family, *labels)))
+
+    def _declared(self, scope: str) -> StreamScope:
+        declared = self.key.scopes
+        if scope not in declared:
+            raise ExperimentFileError(
+                f"{self.experiment_id}: the study asks for random-stream scope {scope!r}, which the experiment file "
+                f"does not declare; scopes: {', '.join([*RNG_SCOPES, *declared])} (declare it under [scopes], e.g. "
+                f"{scope} = {{ family = \"<name>\" }})")
+        return declared[scope]
+
+    def _scope_seed(self, declared: StreamScope) -> int:
+        return self.base_seed if declared.seed is None else int(self.key.params[declared.seed])
+
+    def scope_identity(self, scope: str) -> dict[str, Any]:
+        """What names the trials that share ``scope`` (see :meth:`rng`): the key of a value shared by them."""
+        if scope == "trial":
+            return {"trial": self.key.canonical()}
+        if scope == "repetition":
+            return {"experiment": self.experiment_id, "repetition": self.repetition, "base_seed": self.base_seed}
+        if scope == "experiment":
+            return {"experiment": self.experiment_id, "base_seed": self.base_seed}
+        declared = self._declared(scope)
+        return {"family": declared.family, "seed": self._scope_seed(declared)}
 
     def for_repetition(self, repetition: int) -> TrialContext:
         """This trial's context at another repetition (e.g. a tuning search run on repetition 0's
         split for every repetition); the engine's way, so no study forges a context."""
         return replace(self, key=replace(self.key, repetition=int(repetition)))
 
-    def shared_value(self, namespace: str, key: dict[str, Any], module: str, compute: Any,
+    def shared_value(self, name: str, *, scope: str, key: Mapping[str, Any], compute: Any, module: str,
                      validate: Any = None) -> Any:
-        """``compute()`` computed once per run and cached across runs (e.g. a hyperparameter search
-        shared by every repetition): see :func:`repro.engine.cache.shared_value`. It must not depend on
-        the repetition; derive its randomness from ``key``. ``validate(value) -> bool`` checks the
-        structure of a cached value (a wrong one is named in a warning and recomputed)."""
+        """``compute()`` computed once for the trials that share ``scope`` (see :meth:`rng`) and cached across
+        runs (e.g. a hyperparameter search shared by every repetition): see
+        :func:`repro.engine.cache.shared_value`. The value is keyed by ``name``, the scope's identity
+        (:meth:`scope_identity`), ``key`` (canonical typed values: never a ``repr``) and the code version of
+        ``module`` (the code that computes it); derive its randomness from the same scope.
+        ``validate(value) -> bool`` checks the structure of a cached value (a wrong one is named in a
+        warning and recomputed)."""
         from repro.engine.cache import shared_value
-        return shared_value(self.cache_dir, namespace, key, module, compute, validate=validate,
-                            refresh=self.refresh)
-
-
-def global_rng(base_seed: int, *labels: Any) -> np.random.Generator:
-    """The ``scope="global"`` stream of :meth:`TrialContext.rng` named by ``labels`` (the caller names
-    everything: study, purpose, dataset, repetition), for code cached per process by its inputs
-    (e.g. a split shared by two tables) that has the base seed but no trial context."""
-    words = stable_words("global", *labels)
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(base_seed), *words])))
+        return shared_value(self.cache_dir, name, {"scope": self.scope_identity(scope), **key}, module, compute,
+                            validate=validate, refresh=self.refresh)
 
 
 @dataclass
@@ -160,9 +156,9 @@ class TrialOutput:
     records
         One dict per result row. Keys that are declared metrics of the experiment are metric
         values (floats); ``method`` names the method (defaults to the cell's method); any other
-        key must be one of the trial's params or declared by the study module: ``INDEX = (...)``
-        (keys that identify a row, e.g. ``lambda`` when one trial sweeps a grid internally) or
-        ``VALUES = (...)`` (value columns: an ε label, a tuned hyperparameter, a computed σ). An
+        key must be one of the trial's params or declared by the study (:class:`repro.engine.study.Study`):
+        ``index`` (keys that identify a row, e.g. ``lambda`` when one trial sweeps a grid internally) or
+        ``values`` (value columns: an ε label, a tuned hyperparameter, a computed σ). An
         undeclared key is an error naming it (:func:`repro.engine.runner.declared_outputs`).
     tables
         Named extra tables (lists of row dicts), concatenated over trials into ``<name>.csv``

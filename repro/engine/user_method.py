@@ -40,6 +40,9 @@ from typing import Any
 
 import numpy as np
 
+from repro.engine.identity import (
+    USER_KEY,  # the cell key of a user's method (part of the cell: the trial stream)
+)
 from repro.engine.spec import ExperimentSpec
 from repro.errors import InvalidParameterError
 from repro.privacy.guarantee import Guarantee, Label
@@ -47,8 +50,6 @@ from repro.privacy.guarantee import Guarantee, Label
 __all__ = ["UserMethod", "PredictionError", "checked_predictions", "load_user_method", "resolve", "with_user_method",
            "fit_predict", "USER_KEY"]
 
-#: the cell key that carries a user method's reference and code hash (part of the cell, hence of the trial stream)
-USER_KEY = "with"
 _SUFFIX = " (yours)"
 
 

@@ -106,3 +106,16 @@ def test_set_outside_the_domain_is_rejected_before_any_data_load(
     assert result.output.strip() == result.output.strip().splitlines()[-1]  # one line
     assert f"--set {setting}: must be" in result.output and "dpfermi-fig-2" in result.output
     assert "unavailable" not in result.output and not list((tmp_path / "results").glob("dpfermi-fig-2*"))
+
+
+def test_show_prints_the_study_declaration_and_the_declared_scopes() -> None:
+    result = invoke("show", "thesis-table-3.1")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "study (repro.studies.thesis.part1_tables, declared by its STUDY):" in out
+    assert "values: eps_label; version: 1" in out and "user methods (--with): yes" in out
+    assert "methods: Algorithm 2, " in out and "random-stream scopes it needs: split" in out
+    assert "split: family thesis-part1, seeded by the base seed" in out
+    bandit = invoke("show", "bandit-regret").output
+    assert "problem: family pfg-problem, seeded by the parameter problem_seed" in bandit
+    assert "user methods (--with): no" in bandit

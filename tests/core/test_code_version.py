@@ -25,10 +25,11 @@ def toy_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     (root / "__init__.py").write_text("")
     (root / "lib.py").write_text("def bump(x):\n    return x + 1\n")
     (root / "study.py").write_text(
-        f"from {PKG}.lib import bump\n\nVERSION = '1'\n\n\n"
-        "def run_trial(params, ctx):\n    return {'value': bump(params['x'])}\n")
+        f"from {PKG}.lib import bump\nfrom repro.engine.study import Study\n\n\n"
+        "def run_trial(params, ctx):\n    return {'value': bump(params['x'])}\n\n\n"
+        "STUDY = Study(run_trial=run_trial, version='1')\n")
     (root / "study_report.py").write_text(
-        f"from {PKG}.study import VERSION\n\n\ndef report_markdown(bundle):\n    return VERSION\n")
+        f"from {PKG}.study import STUDY\n\n\ndef report_markdown(bundle):\n    return STUDY.version\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     yield root
     for name in [m for m in sys.modules if m.startswith(PKG)]:
@@ -40,13 +41,18 @@ def _version() -> str:
         del sys.modules[name]
     importlib.invalidate_caches()
     cache.code_version.cache_clear()
+    cache.code_hash.cache_clear()
     cache.trial_code_modules.cache_clear()
-    return cache.code_version(f"{PKG}.study")
+    from repro.engine.study import load_study
+
+    return cache.code_version(f"{PKG}.study", load_study(f"{PKG}.study").version)
 
 
 def test_closure_follows_imports_and_skips_report_modules(toy_package: Path) -> None:
     _version()
-    assert cache.trial_code_modules(f"{PKG}.study") == (f"{PKG}.lib", f"{PKG}.study")
+    mods = cache.trial_code_modules(f"{PKG}.study")
+    assert tuple(m for m in mods if m.startswith(PKG)) == (f"{PKG}.lib", f"{PKG}.study")
+    assert "repro.engine.study" in mods and not any(m.endswith("_report") for m in mods)
 
 
 def test_editing_a_library_function_changes_the_version(toy_package: Path) -> None:
@@ -68,6 +74,15 @@ def test_moving_a_module_keeps_the_version(toy_package: Path) -> None:
     (toy_package / "study.py").write_text(
         (toy_package / "study.py").read_text().replace(f"{PKG}.lib", f"{PKG}.algorithms"))
     assert _version() == before
+
+
+def test_the_declared_version_is_part_of_the_code_version(toy_package: Path) -> None:
+    before = _version()
+    assert before.split("+")[1] == "1"
+    study = toy_package / "study.py"
+    study.write_text(study.read_text().replace("version='1'", "version='2'"))
+    after = _version()
+    assert after.split("+")[1] == "2" and after != before
 
 
 def test_real_study_closure_contains_its_algorithms() -> None:

@@ -109,8 +109,8 @@ def test_non_utf8_file_is_reported_and_skipped(tmp_path: Path) -> None:
     ("this", "must name a study module under repro.studies."),
     ("os", "must name a study module under repro.studies."),
     ("repro.studies.nope.missing", "does not exist"),
-    ("repro.studies.thesis", "defines no top-level `def run_trial"),
-    ("repro.studies.thesis.part1_tables_report", "defines no top-level `def run_trial"),
+    ("repro.studies.thesis", r"declares no top-level `STUDY = Study\("),
+    ("repro.studies.thesis.part1_tables_report", r"declares no top-level `STUDY = Study\("),
     ("repro.studies..x", "must name a study module"),
 ])
 def test_trial_must_be_a_study_module_and_is_not_imported(tmp_path: Path, trial: str, message: str) -> None:

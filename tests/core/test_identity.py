@@ -7,6 +7,7 @@ the identity; the trial-time total counts trials; a poisoned shared value is nam
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from pathlib import Path
@@ -181,8 +182,8 @@ def test_seed_and_cache_key_come_from_the_key(toy) -> None:
         key = TrialKey.of("toy", {**toy.params, **task.cell}, repetition=task.context.repetition,
                           variant=None if task.cell["method"] == "b" else "paper", grid_keys=tuple(task.cell))
         assert task.context.key == key
-        assert task.context.seed_sequence.entropy == [0, *key.seed_words()]
-        assert task.key == key.cache_key(code_version(toy.trial))
+        assert task.context.seed().entropy == (0, *key.seed_words())
+        assert task.key == key.cache_key(code_version(toy.trial, "1"))
         assert canonical_json(task.context.key.cell) == canonical_json(task.cell)
 
 
@@ -215,7 +216,7 @@ def test_trial_seconds_total_counts_trials_not_rows(outs, tmp_path: Path, monkey
         time.sleep(0.05)
         return real(params, ctx)
 
-    monkeypatch.setattr(study, "run_trial", slow)
+    monkeypatch.setattr(study, "STUDY", dataclasses.replace(study.STUDY, run_trial=slow))
     result = run_experiment(outs, RunConfig(use_cache=False, out=tmp_path))
     per_trial = result.trials.drop_duplicates(["setting", "repetition"]).shape[0]
     assert len(result.trials) == 2 * 4  # two records (λ) per trial, 4 trials
@@ -294,3 +295,14 @@ def test_every_experiment_files_values_are_typed_without_error() -> None:
                     words = dom.get("also", ()) if isinstance(dom, dict) else ()
                     if kind in {"int", "float", "bool", "str"} and not isinstance(value, list) and value not in words:
                         assert type(value).__name__ == kind, (spec.id, key, value, kind)
+
+
+def test_the_summary_group_of_a_record_is_its_keys_group() -> None:
+    """summarize groups rows by TrialKey.group (issue 36): the cell and the record's own index values, without the
+    repetition, the variant or a missing value."""
+    a = TrialKey.of("e", {"method": "m", "eps": 1.0, "epochs": 3}, repetition=0, grid_keys=("method", "eps"))
+    b = TrialKey.of("e", {"method": "m", "eps": 1.0, "epochs": 3}, repetition=4, variant="v", grid_keys=("method", "eps"))
+    assert a.group() == b.group() == ("m", canonical_json({"eps": 1.0}))
+    assert a.group("base", {"knob": 0.5}) == ("base", canonical_json({"eps": 1.0, "knob": 0.5}))
+    assert a.group(index={"knob": None}) == a.group(index={"knob": float("nan")}) == a.group()
+    assert a.group(index={"knob": 1}) != a.group(index={"knob": 2})

@@ -84,7 +84,7 @@ def test_every_study_lives_in_a_document_package() -> None:
 #: every module of the machine package (issue #20, item 1); a new one must be added here on purpose
 ENGINE_MODULES = {"repro.engine.backends", "repro.engine.cache", "repro.engine.citations", "repro.engine.claims", "repro.engine.fidelity", "repro.engine.identity",
                   "repro.engine.report", "repro.engine.results", "repro.engine.runner", "repro.engine.spec",
-                  "repro.engine.trial", "repro.engine.user_method", "repro.engine.warnings_capture"}
+                  "repro.engine.study", "repro.engine.trial", "repro.engine.user_method", "repro.engine.warnings_capture"}
 
 
 def test_the_layer_test_lists_every_engine_module() -> None:
@@ -110,10 +110,11 @@ def test_the_engine_has_no_import_cycle() -> None:
 
 
 #: what a study must not do itself: build a generator or a trial context, or derive seed words
-#: (every stream comes from ``ctx.rng(..., scope=...)`` or, for code cached by its inputs, from
-#: ``repro.engine.trial.global_rng``); ``np.random.Generator`` stays allowed as a type hint
+#: (every stream comes from ``ctx.rng(..., scope=...)``, or for code cached by its inputs from the hashable
+#: ``ctx.seed(..., scope=...)``; a stream shared by a family of experiments is a ``[scopes]`` entry of their
+#: files, issue 36); ``np.random.Generator`` stays allowed as a type hint
 _FORBIDDEN = ("default_rng(", "SeedSequence(", "RandomState(", "TrialContext(", "stable_words(", "PCG64(",
-              "np.random.Generator(", "numpy.random.Generator(")
+              "np.random.Generator(", "numpy.random.Generator(", "global_rng(")
 
 
 def test_no_study_builds_a_generator() -> None:

@@ -7,7 +7,6 @@ rerun at ``--jobs 2`` and compared with this ``--jobs 1`` run (``repro._testing.
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import os
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 from repro._testing.identity import assert_identical, checked_in_smoke
 from repro.engine.results import ResultBundle, report_hook, write_results
 from repro.engine.runner import RunConfig, run_experiment
-from repro.engine.spec import load_all
+from repro.engine.spec import load_all, study_of
 
 EXPERIMENTS = Path(__file__).parents[2] / "experiments"
 SPECS = load_all(EXPERIMENTS)
@@ -27,7 +26,7 @@ SPECS = load_all(EXPERIMENTS)
 def test_smoke_profile_runs(experiment_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                             request: pytest.FixtureRequest) -> None:
     spec = SPECS[experiment_id]
-    for extra in getattr(importlib.import_module(spec.trial), "REQUIRES", ()):
+    for extra in study_of(spec).requires:  # the study's declaration, checked against the file
         if importlib.util.find_spec(extra) is None:
             if os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}:
                 pytest.fail(f"{experiment_id} needs {extra!r} (an optional extra) under CI=true", pytrace=False)

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from repro.engine.study import Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.studies.audit.mechanisms import MECHANISMS, AuditResult, audit
 
-VERSION = "1"
 INSTANCES = ("claimed", "broken")
 #: columns of the ``audit`` table (audit.csv), one row per audited instance
 TABLE_COLUMNS = ("mechanism", "instance", "label", "claimed_epsilon", "delta", "achievable_epsilon",
@@ -75,3 +75,6 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
                   "audited_epsilon": r.audited_epsilon, "ratio": r.ratio, "ratio_at_best": r.ratio_at_best,
                   "exceeded": float(r.exceeded)}],
         tables={"audit": [table_row(r, instance)], "tradeoff": tradeoff_rows(r, instance)})
+
+
+STUDY = Study(run_trial=run_trial, version="1")

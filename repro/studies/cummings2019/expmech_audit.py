@@ -19,14 +19,14 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from repro.engine.study import Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.theory import expmech_learner as em
 from repro.theory import sample_complexity as sc
 
-__all__ = ["VERSION", "DATASETS", "boundary_counts", "run_trial"]
+__all__ = ["STUDY", "DATASETS", "boundary_counts", "run_trial"]
 
-VERSION = "1"
 DATASETS = ("sampled", "boundary")
 METHOD = "Alg. 1 (exact audit)"
 TOP_NEIGHBOURS = 10
@@ -118,3 +118,6 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         for i, (t0, t1) in enumerate(ts)
     ]
     return TrialOutput(records=[record], tables={"worst_neighbours": worst, "output_distribution": output})
+
+
+STUDY = Study(run_trial=run_trial, version="1")

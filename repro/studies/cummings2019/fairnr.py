@@ -24,17 +24,15 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from repro.engine.study import Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.theory import expmech_learner as em
 from repro.theory import fairnr as fn
 from repro.theory import sample_complexity as sc
 
-__all__ = ["VERSION", "METHODS", "adult_types", "synthetic_types", "run_trial"]
+__all__ = ["STUDY", "METHODS", "adult_types", "synthetic_types", "run_trial"]
 
-VERSION = "1"
-#: non-metric value columns of a record (never part of a row's identity)
-VALUES = ("eps_label",)
 
 #: Method label per mode: who the calibration belongs to.
 METHODS = {"nonprivate": "non-private (ε = ∞)", "paper": "paper-calibrated [P]", "corrected": "corrected [X]"}
@@ -220,3 +218,6 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         curve.append({"dataset": str(params["dataset"]), "mode": mode, "epsilon": eps, "round": t, "err": e, "eo_gap": gp, "lambda": float(run.lambdas[t - 1]),
                       "noise_scale": float(run.scales[t - 1])})
     return TrialOutput(records=[record], tables={"rounds": curve})
+
+
+STUDY = Study(run_trial=run_trial, values=("eps_label",), version="1")

@@ -13,12 +13,12 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from repro.engine.study import Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.theory import compat_impossibility as ci
 
-__all__ = ["VERSION", "CHECKS", "run_trial"]
+__all__ = ["STUDY", "CHECKS", "run_trial"]
 
-VERSION = "1"
 
 CHECKS = ("C1-paper", "C2-counterexample", "C3-repaired", "C4-privacy-loss", "C5-slack")
 OURS = "(ours, not the paper's)"
@@ -234,3 +234,6 @@ def _run_slack(zeta: Fraction, alpha: Fraction, step: Fraction) -> TrialOutput:
         "identities_hold": int(res.rule_holds),
     }
     return TrialOutput(records=[record], tables={"slack": _rows(res.rows, source="ours [X]")})
+
+
+STUDY = Study(run_trial=run_trial, version="1")

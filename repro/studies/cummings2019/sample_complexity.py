@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from repro.engine.study import Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.theory import sample_complexity as sc
 
-__all__ = ["VERSION", "METHODS", "ERRATA", "run_trial"]
+__all__ = ["STUDY", "METHODS", "ERRATA", "run_trial"]
 
-VERSION = "1"
 
 #: Method label per variant of the bound: who the formula belongs to.
 METHODS = {"printed": "printed [P]", "corrected": "corrected [X]"}
@@ -88,3 +88,6 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
                           "beta": p.beta, "alpha": p.alpha, "n": float(n),
                           "alpha_guaranteed": a if math.isfinite(a) else None})
     return TrialOutput(records=records, tables={"alpha_curve": curve})
+
+
+STUDY = Study(run_trial=run_trial, version="1")

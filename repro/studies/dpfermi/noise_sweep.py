@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from repro.engine.study import Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.learners.dp_fermi import REFERENCE
@@ -24,12 +25,7 @@ from repro.learners.dp_fermi_unit import configure, train_batch
 from repro.privacy.dpfermi_noise import group_floor
 from repro.studies.dpfermi.tradeoff_figures import _metrics, _privileged_group, _split, load_dataset
 
-#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
-INDEX = ("clip_L", "radius_D", "lr_theta", "knob")
-#: non-metric value columns of a record (never part of a row's identity)
-VALUES = ("LD", "sigma_theta", "eps_label")
-
-__all__ = ["run_trial"]
+__all__ = ["STUDY", "run_trial"]
 
 
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
@@ -62,3 +58,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
                 **_metrics(res.model.predict(Xte), yte, s_te, fairness)}
                for tag, res in zip(tags, results, strict=True)]
     return TrialOutput(records=records)
+
+
+STUDY = Study(run_trial=run_trial, index=("clip_L", "radius_D", "lr_theta", "knob"),
+              values=("LD", "sigma_theta", "eps_label"))

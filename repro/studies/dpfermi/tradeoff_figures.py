@@ -58,6 +58,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from repro.engine.study import Batching, Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.engine.user_method import USER_KEY, fit_predict
 from repro.errors import InvalidParameterError
@@ -65,23 +66,12 @@ from repro.privacy.group import per_person
 from repro.studies.dpfermi import methods as method_registry
 from repro.studies.dpfermi._tabular import load_dataset, metrics, privileged_group, split
 
-__all__ = ["run_trial", "load_dataset", "epsilon_label"]
+__all__ = ["STUDY", "run_trial", "load_dataset", "epsilon_label"]
 
 # the names the noise-sweep study and older callers import from here
 _split, _metrics, _privileged_group = split, metrics, privileged_group
 
 log = logging.getLogger(__name__)
-
-VERSION = "2"
-#: `repro run ID --with FILE.py` adds a researcher's method (see :func:`_run_user_method`)
-USER_METHODS = True
-#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
-INDEX = ("knob", "hyper")
-#: non-metric value columns of a record (never part of a row's identity)
-VALUES = ("clip_L", "radius_D", "lr_theta", "eps_label")
-#: the baselines do not depend on the DP-FERMI variant: `--variant strict` reuses their cached trials
-VARIANT_INDEPENDENT_METHODS = tuple(name for name, m in method_registry.methods().items() if m.variant_independent)
-
 
 def epsilon_label(method: str, variant: str = "reference") -> str:
     """The label of the ε this study reports for ``method`` (and DP-FERMI ``variant``): the method file's
@@ -173,3 +163,14 @@ def run_trials(params_list: list[dict[str, Any]], ctxs: list[TrialContext]) -> l
         records, privacy, tables = fit.finish(res)
         outputs.append(_output(params, data, ds, records, privacy, tables, epsilon_label(m.name, str(params["variant"]))))
     return outputs
+
+
+#: methods: the files of repro.studies.dpfermi.methods; the baselines do not depend on the DP-FERMI variant
+#: (`--variant strict` reuses their cached trials); `repro run ID --with FILE.py` adds a researcher's method
+#: (:func:`_run_user_method`); index: record keys that identify a row besides the grid keys; values: value
+#: columns; scopes: DP-FERMI's tuning search (repro.studies.dpfermi.tuning), shared by the tabular figures
+STUDY = Study(run_trial=run_trial, index=("knob", "hyper"), values=("clip_L", "radius_D", "lr_theta", "eps_label"),
+              version="2", methods=tuple(method_registry.methods()),
+              variant_independent=tuple(name for name, m in method_registry.methods().items() if m.variant_independent),
+              user_methods=True, scopes=("tuning",),
+              batch=Batching(key=batch_key, run=run_trials))

@@ -6,8 +6,8 @@ in order to generate stable results with high privacy" ([1, 2] for equalized odd
 {lambda, epsilon}". The released runs do not say which values were chosen. Here the choice is made by a
 rule declared in the experiment file *before* any result is seen, on data the test split never touches:
 
-1. carve a validation part (``validation_fraction`` of the training rows, drawn from a generator keyed
-   by the dataset, data mode, fairness notion and ε only: the same carve for every repetition);
+1. carve a validation part (``validation_fraction`` of the training rows, drawn from a generator the
+   caller keys by the dataset, data mode, fairness notion and ε only: the same carve for every repetition);
 2. for each (L, D, η_θ) of the declared grid, train the reference code path at λ = 0 on the rest of the
    training rows with the Theorem 3.3(a) noise *of the final run* (its n, T and ρ) at that L and D,
    ``seeds`` times (all grid points share batches and noise draws: one batched engine call per seed);
@@ -22,13 +22,11 @@ privacy-accounted (neither was the paper's). Spec: seed-004 §5(a) (σ's), §7.2
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from repro.engine.trial import global_rng
 from repro.errors import InvalidParameterError
 from repro.learners.dp_fermi import DPFermiConfig
 from repro.learners.dp_fermi_unit import configure, fit_many
@@ -79,16 +77,19 @@ class TuningChoice:
 
 def tune_reference(Xtr: np.ndarray, ytr: np.ndarray, s_tr: np.ndarray, *, base: DPFermiConfig, epsilon: float,
                    n_final: int, rho_final: float, delta: float, grid: TuningGrid,
-                   seed_labels: Sequence[Any], base_seed: int = 0) -> TuningChoice:
+                   carve_rng: np.random.Generator, train_rngs: list[np.random.Generator]) -> TuningChoice:
     """Choose (L, D, η_θ) for the reference code path by the module's rule (λ = 0, validation error).
 
     ``base`` is the final run's configuration (code path, epochs, batch size, η_W, code group); the
     noise of each grid point is Theorem 3.3(a)'s at the final run's ``n_final`` (and so its T) and
-    ``rho_final`` (:func:`repro.learners.dp_fermi_unit.configure`). ``seed_labels`` key the carve and the training streams (never the repetition).
+    ``rho_final`` (:func:`repro.learners.dp_fermi_unit.configure`). ``carve_rng`` draws the validation part
+    and ``train_rngs`` (one per seed of ``grid``) the training passes; the caller keys them by the cell, never
+    by the repetition.
     """
+    if len(train_rngs) != grid.seeds:
+        raise ValueError(f"tune_reference: {len(train_rngs)} training generators for {grid.seeds} seeds")
     n = Xtr.shape[0]
-    carve = global_rng(base_seed, "dpfermi-tuning", *seed_labels, "carve")
-    perm = carve.permutation(n)
+    perm = carve_rng.permutation(n)
     n_val = int(round(grid.validation_fraction * n))
     val, fit = np.sort(perm[:n_val]), np.sort(perm[n_val:])
     points = grid.points()
@@ -97,8 +98,7 @@ def tune_reference(Xtr: np.ndarray, ytr: np.ndarray, s_tr: np.ndarray, *, base: 
                for clip, radius, lr in points]
     errors = np.empty((grid.seeds, len(points)))
     # every seed's pass in one compiled program, each from its own stream
-    rngs = [global_rng(base_seed, "dpfermi-tuning", *seed_labels, "train", j) for j in range(grid.seeds)]
-    passes = fit_many(Xtr[fit], ytr[fit], s_tr[fit], [configs] * grid.seeds, rngs)
+    passes = fit_many(Xtr[fit], ytr[fit], s_tr[fit], [configs] * grid.seeds, list(train_rngs))
     for j, results in enumerate(passes):
         errors[j] = [float(np.mean(r.model.predict(Xtr[val]) != ytr[val])) for r in results]
     mean = errors.mean(axis=0)

@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from repro.engine.study import Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import sp_gap
@@ -77,11 +78,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-VERSION = "1"
-#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
-INDEX = ("knob",)
-#: importable modules this study needs (JAX, a core dependency since issue 34; checked before any trial)
-REQUIRES = ("jax",)
 CODE_DEPENDENCIES = (
     "repro.learners.dp_fermi_cnn",
     "repro.learners.dp_fermi",
@@ -311,3 +307,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         "added under the paper's model (Poisson add/remove, per-sample sensitivity): indicative, not accounted",
     }
     return TrialOutput(records=records, tables={"privacy": [privacy], "compute": compute})
+
+
+#: requires: JAX (a core dependency since issue 34)
+STUDY = Study(run_trial=run_trial, index=("knob",), requires=("jax",), version="1")

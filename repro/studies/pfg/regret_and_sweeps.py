@@ -57,19 +57,15 @@ from repro.bandits.policies import (
     pfg_guarantee,
 )
 from repro.bandits.simulate import draw_stream, simulate, stream_contexts
-from repro.engine.trial import TrialContext, TrialOutput, global_rng
+from repro.engine.study import Study
+from repro.engine.trial import StreamSeed, TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.privacy import tree_mechanism as tm
 from repro.privacy.group import shared_noise
 from repro.privacy.guarantee import NON_PRIVATE
 
-__all__ = ["VERSION", "run_trial", "resolve_environment"]
+__all__ = ["STUDY", "run_trial", "resolve_environment"]
 
-VERSION = "1"
-#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
-INDEX = ("environment", "epsilon", "delta", "alpha_eps", "alpha_delta")
-#: non-metric value columns of a record: the label of the policy's ε (docs/privacy.md)
-VALUES = ("eps_label",)
 #: the Private-Fair-Greedy configurations of one trial share their noise draws (common random numbers)
 JOINT_RELEASE = shared_noise("configuration", "its (ε, δ, α) settings",
                              "share their regression and rank noise draws (scaled per configuration)")
@@ -114,10 +110,11 @@ def _states(params: dict[str, Any]) -> tuple[str, ...] | None:
 
 
 @functools.lru_cache(maxsize=4)
-def _environment(name: str, n_per_group: int, problem_seed: int, acs_root: str, states: tuple[str, ...] | None,
+def _environment(name: str, n_per_group: int, problem: StreamSeed, acs_root: str, states: tuple[str, ...] | None,
                  download: bool) -> envs.BanditEnvironment:
-    # The problem instance is fixed across seeds (the reference seeds it once with 42).
-    rng = global_rng(problem_seed, "pfg-problem")  # a fixed function of problem_seed, whatever the base seed
+    # The problem instance is fixed across seeds (the reference seeds it once with 42): the stream of the
+    # scope ``problem``, which the experiment files seed by `problem_seed`, whatever the base seed.
+    rng = problem.rng()
     if name == "synthetic":
         return envs.make_synthetic(n_per_group=n_per_group, rng=rng)
     if name == "acs-ca-extract":
@@ -155,7 +152,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     if unknown:
         raise InvalidParameterError(f"unknown policies {unknown}; valid: {', '.join(POLICIES)}.")
     env_name, env_label = resolve_environment(params)
-    env = _environment(env_name, int(params["n_per_group"]), int(params["problem_seed"]),
+    env = _environment(env_name, int(params["n_per_group"]), ctx.seed(scope="problem"),
                        str(_acs_root(params)), _states(params), bool(params["acs_download"]))
     L_used = float(params["L_tilde"]) or env.L_tilde
     configs = _configs(params)
@@ -168,7 +165,8 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         fresh = draw_stream(env, T, data_rng=ctx.rng("data-order", scope="repetition"), noise_rng=ctx.rng("reward-noise", scope="repetition"))
         streams = {name: fresh for name in names}
     elif sampling == "reference-bootstrap":
-        streams = _reference_bootstrap_streams(env, T, names, ctx.repetition, noise, params)
+        streams = _reference_bootstrap_streams(env, T, names, ctx.repetition, noise, params,
+                                               ctx.rng(scope="reference-bootstrap"))
     else:
         raise InvalidParameterError(f"`context_sampling` must be fresh or reference-bootstrap; got {sampling!r}.")
     x_scale = float(np.linalg.norm(env.pools, axis=-1).max())
@@ -263,7 +261,8 @@ REFERENCE_RUN_ORDER = ("OFUL", "PrivateFairGreedy", "FairGreedy")
 
 
 def _reference_bootstrap_streams(env: envs.BanditEnvironment, T: int, names: list[str], repetition: int,
-                                 noise: np.ndarray, params: dict[str, Any]) -> dict[str, Any]:
+                                 noise: np.ndarray, params: dict[str, Any], rng: np.random.Generator
+                                 ) -> dict[str, Any]:
     """Replicates the reference's cumulative bootstrap (spec §10 D11, option).
 
     The code resamples its current pool *with replacement* at every run's ``reset()`` and runs OFUL
@@ -283,7 +282,6 @@ def _reference_bootstrap_streams(env: envs.BanditEnvironment, T: int, names: lis
     run_index = {p: i * S + repetition + 1 for i, p in enumerate(order)}
     for p in names:
         run_index.setdefault(p, run_index.get("OFUL", repetition + 1))
-    rng = global_rng(int(params["problem_seed"]), "pfg-reference-bootstrap")
     idx = np.arange(n)
     needed = set(run_index.values())
     chains: dict[int, Stream] = {}
@@ -293,3 +291,9 @@ def _reference_bootstrap_streams(env: envs.BanditEnvironment, T: int, names: lis
             rows = idx[1:T + 1]
             chains[j] = Stream(np.repeat(rows[:, None], env.n_arms, axis=1), noise)
     return {p: chains[run_index[p]] for p in names}
+
+
+#: index: record keys that identify a row besides the grid keys; values: the label of the policy's ε
+#: (docs/privacy.md); scopes: the problem instance and the reference's bootstrap chain, seeded by `problem_seed`
+STUDY = Study(run_trial=run_trial, index=("environment", "epsilon", "delta", "alpha_eps", "alpha_delta"),
+              values=("eps_label",), version="1", scopes=("problem", "reference-bootstrap"))

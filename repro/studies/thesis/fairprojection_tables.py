@@ -47,7 +47,8 @@ import numpy as np
 from repro.datasets.adult_race import load_adult_race
 from repro.datasets.compas import load_compas
 from repro.datasets.tabular import TabularDataset
-from repro.engine.trial import TrialContext, TrialOutput, global_rng
+from repro.engine.study import Study
+from repro.engine.trial import StreamSeed, TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness import fair_projection as fp
 from repro.fairness.metrics import accuracy, meo_gap, sp_gap
@@ -55,13 +56,8 @@ from repro.privacy.guarantee import NON_PRIVATE, Guarantee
 from repro.privacy.ldp_mechanisms import optimal_binary_matrix, perturb
 from repro.studies.thesis.ldp_figures import mechanism_guarantee
 
-__all__ = ["VERSION", "DATASETS", "match_on_curve", "run_trial"]
+__all__ = ["STUDY", "DATASETS", "match_on_curve", "run_trial"]
 
-VERSION = "1"
-#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
-INDEX = ("epsilon",)
-#: non-metric value columns of a record: the label and caveat of its ε (issue 21 audit; docs/privacy.md)
-VALUES = ("eps_label", "eps_caveat")
 #: FairProjection and the base model see the true attribute; their ``epsilon`` is the OPT ε they are matched to
 MATCHED_ONLY = "not private: the true attribute is used; `epsilon` names the OPT ε this row is matched to"
 
@@ -82,32 +78,30 @@ def _gbm() -> Any:
     return GradientBoostingClassifier(random_state=_GBM_SEED)
 
 
-def _derived_rng(base_seed: int, *labels: Any) -> np.random.Generator:
-    """The global-scope stream keyed by (base seed, labels) only: shared by the SP and MEO tables of a dataset."""
-    return global_rng(base_seed, "thesis-part2-tables", *labels)
-
-
-def _data(dataset: str, subsample: int, base_seed: int) -> TabularDataset:
+def _data(dataset: str, subsample: int, stream: StreamSeed) -> TabularDataset:
     if dataset not in DATASETS:
         raise InvalidParameterError(f"`dataset` must be one of {sorted(DATASETS)}; got {dataset!r}")
     data = DATASETS[dataset]()
     if subsample and subsample < data.n:
-        idx = np.sort(_derived_rng(base_seed, dataset, "subsample", subsample).permutation(data.n)[:subsample])
+        idx = np.sort(stream.rng().permutation(data.n)[:subsample])
         return dataclasses.replace(data, X=data.X[idx], y=data.y[idx], s=data.s[idx])
     return data
 
 
 @functools.lru_cache(maxsize=8)
 def _shared_fits(dataset: str, subsample: int, repetition: int, base_seed: int,
-                 epsilons: tuple[float, ...], test_size: float) -> dict[str, Any]:
+                 epsilons: tuple[float, ...], test_size: float, streams: tuple[StreamSeed, ...]) -> dict[str, Any]:
     """Base GBM (Non-Fair) and OPT fits of one repetition; independent of the fairness metric.
+
+    ``streams``: the subsample's, then each ε's OPT perturbation's (:func:`_streams`), from the scope
+    ``tables`` the experiment files declare (shared by the SP and MEO tables of a dataset).
 
     The split is the reference code's ``train_test_split(random_state=seed)`` with the thesis's seeds
     0..9 (base seed + repetition): an integer the authors' code fixes, not a generator, kept so the
     split indices are theirs."""
     from sklearn.model_selection import train_test_split
 
-    data = _data(dataset, subsample, base_seed)
+    data = _data(dataset, subsample, streams[0])
     split_seed = int(base_seed) + int(repetition)
     tr, te = train_test_split(np.arange(data.n), test_size=test_size, random_state=split_seed)
     Xtr, ytr, str_ = data.X[tr], data.y[tr], data.s[tr]
@@ -121,8 +115,8 @@ def _shared_fits(dataset: str, subsample: int, repetition: int, base_seed: int,
     share1 = float(str_.mean())
     minority = 1 if share1 < 0.5 else 0
     opt = {}
-    for eps in epsilons:
-        rng = _derived_rng(base_seed, dataset, subsample, split_seed, "opt", float(eps))
+    for eps, stream in zip(epsilons, streams[1:], strict=True):
+        rng = stream.rng()
         t0 = time.perf_counter()
         z = perturb(str_, optimal_binary_matrix(float(eps), minority), rng=rng)
         Xz = np.array(Xtr, copy=True)
@@ -134,6 +128,14 @@ def _shared_fits(dataset: str, subsample: int, repetition: int, base_seed: int,
             "pred_base": pred_base, "base_seconds": base_seconds, "opt": opt, "minority": minority,
             "minority_share": min(share1, 1.0 - share1),
             "n_train": int(len(tr)), "n_test": int(len(te)), "split_seed": split_seed}
+
+
+def _streams(ctx: TrialContext, dataset: str, subsample: int, epsilons: tuple[float, ...]) -> tuple[StreamSeed, ...]:
+    """The streams of :func:`_shared_fits`: the subsample's, then each ε's OPT perturbation's (the split
+    seed of repetition r is base seed + r, as the reference code's)."""
+    split_seed = int(ctx.base_seed) + int(ctx.repetition)
+    return (ctx.seed(dataset, "subsample", subsample, scope="tables"),
+            *(ctx.seed(dataset, subsample, split_seed, "opt", float(eps), scope="tables") for eps in epsilons))
 
 
 def match_on_curve(alphas: np.ndarray, unfair: np.ndarray, acc: np.ndarray, target: float
@@ -187,8 +189,9 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     divergences = [str(d) for d in params["divergences"]]
     reg_param = params["admm_reg"]
     reg = None if reg_param == "reference" else float(reg_param)
-    shared = _shared_fits(dataset, int(params["subsample"]), int(ctx.repetition), int(ctx.base_seed), epsilons,
-                          float(params["test_size"]))
+    subsample = int(params["subsample"])
+    shared = _shared_fits(dataset, subsample, int(ctx.repetition), int(ctx.base_seed), epsilons,
+                          float(params["test_size"]), _streams(ctx, dataset, subsample, epsilons))
     yte, ste = shared["yte"], shared["ste"]
     records: list[dict[str, Any]] = []
     base_unfair = _unfairness(kind, shared["pred_base"], yte, ste)
@@ -244,3 +247,9 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     info = [{"n_train": shared["n_train"], "n_test": shared["n_test"], "minority_group": shared["minority"],
              "minority_share": shared["minority_share"], "split_random_state": shared["split_seed"]}]
     return TrialOutput(records=records, tables={"fp_curve": curve, "runtime": runtime, "split": info})
+
+
+#: index: record keys that identify a row besides the grid keys; values: the label and caveat of its ε
+#: (issue 21 audit; docs/privacy.md); scopes: the subsample and OPT streams shared by the SP and MEO tables
+STUDY = Study(run_trial=run_trial, index=("epsilon",), values=("eps_label", "eps_caveat"), version="1",
+              scopes=("tables",))

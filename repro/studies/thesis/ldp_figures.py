@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from repro.engine.study import Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.data_fairness import delta, delta_prime, group_stats
@@ -52,13 +53,9 @@ from repro.privacy.ldp_mechanisms import (
 )
 from repro.privacy.ldp_mechanisms import guarantee as ldp_guarantee
 
-VERSION = "2"
-
 METHODS = ("OPT", "GRR", "SS")
 BASELINE = "non-private"
 ZETA_MARGIN = 1e-6
-#: non-metric value columns of a record: the label and caveat of the mechanism's ε
-VALUES = ("eps_label", "eps_caveat")
 
 #: the data statistics an OPT matrix is built from (treated as public), by k = 2 / k > 2
 OPT_STATISTICS = {
@@ -275,3 +272,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         pz, p1z, _ = group_stats(z, y_train, k)
         record.update(train_delta=delta(pz, p1z), train_delta_prime=delta_prime(pz, p1z))
     return TrialOutput(records=[record])
+
+
+#: values: the label and caveat of the mechanism's ε (non-metric value columns of a record)
+STUDY = Study(run_trial=run_trial, values=("eps_label", "eps_caveat"), version="2")

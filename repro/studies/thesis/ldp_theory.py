@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from repro.engine.study import Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.data_fairness import binary_ratio, delta, delta_prime, group_stats, perturbed_stats
@@ -41,10 +42,6 @@ from repro.privacy.ldp_mechanisms import (
     subset_selection_matrix,
     zeta_min,
 )
-
-VERSION = "1"
-#: record keys that identify a row besides the grid keys (repro.engine.runner.DeclaredOutputs)
-INDEX = ("case", "p0", "epsilon", "mechanism", "k")
 
 EPS_GRID = (0.05, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 10.0)
 ZETA_MARGIN = 1e-6
@@ -204,3 +201,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         raise InvalidParameterError(
             f"check must be one of lemma13, lemma16, theorem14, ldp, zeta-one, zeta-min; got {check!r}")
     return TrialOutput(records=rows)
+
+
+#: record keys that identify a row besides the grid keys
+STUDY = Study(run_trial=run_trial, index=("case", "p0", "epsilon", "mechanism", "k"), version="1")

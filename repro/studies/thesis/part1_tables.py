@@ -36,39 +36,39 @@ import numpy as np
 from repro.datasets import registry
 from repro.datasets.split import split as split_rows
 from repro.datasets.tabular import Split, TabularDataset, split_training_part, standardize
-from repro.engine.trial import TrialContext, TrialOutput, global_rng
+from repro.engine.study import Study
+from repro.engine.trial import StreamSeed, TrialContext, TrialOutput
 from repro.engine.user_method import USER_KEY, fit_predict
 from repro.fairness.metrics import accuracy, sp_gap
 from repro.studies.thesis import methods as method_registry
 
-__all__ = ["VERSION", "USER_METHODS", "run_trial", "prepare"]
+__all__ = ["STUDY", "run_trial", "prepare", "split_stream"]
 
-VERSION = "1"
-#: `repro run ID --with FILE.py` adds a researcher's method (see :func:`_run_user_method`)
-USER_METHODS = True
-#: non-metric value columns of a record (never part of a row's identity)
-VALUES = ("eps_label",)
+
+def split_stream(ctx: TrialContext, dataset: str, split: str, subsample: int) -> StreamSeed:
+    """The stream of the split of ``dataset``: one per (dataset, subsample, repetition), from the scope
+    ``split`` that the experiment files declare (Tables 3.1–3.4 and Theorem 8 declare one family, so they
+    share it). ``split="fixed"``: repetition 0's for every repetition (as the thesis code: one
+    ``sample(frac=0.75)``); ``"per-repetition"``: a fresh draw per repetition."""
+    rep = 0 if split == "fixed" else ctx.repetition
+    return ctx.seed("split", dataset, subsample, rep, scope="split")
 
 
 @functools.lru_cache(maxsize=8)
-def prepare(dataset: str, base_seed: int, split: str, repetition: int, subsample: int, data: str
-            ) -> tuple[TabularDataset, Split, np.ndarray]:
-    """(dataset, split, standardized X) — cached per worker process.
+def prepare(dataset: str, stream: StreamSeed, subsample: int, data: str) -> tuple[TabularDataset, Split, np.ndarray]:
+    """(dataset, split, standardized X) — cached per worker process by its inputs (the split's
+    ``stream`` is :func:`split_stream`'s identity).
 
     Any tabular dataset of the registry (:mod:`repro.datasets.registry`; the experiment's ``[domains]``
     says which it accepts) in data mode ``data`` (``"authors"``: the authors' file and their fixed split;
-    ``"clean"``: our canonical data and a 75/25 split drawn from the base seed), split by
+    ``"clean"``: our canonical data and a 75/25 split drawn from ``stream``), split by
     :func:`repro.datasets.split.split` with ``subsample_of="rows"`` (``subsample`` > 0 keeps that many
-    random rows in all: smoke profile). ``split="fixed"``: one split (and one 2/3–1/3 split of the
-    training part) for every repetition and both ε′ tables of the dataset (as the thesis code: one
-    ``sample(frac=0.75)``); ``"per-repetition"``: a fresh draw per repetition. Standardization uses the
-    75 % training part's statistics.
+    random rows in all: smoke profile), then a 2/3–1/3 split of the training part from the same stream.
+    Standardization uses the 75 % training part's statistics.
     """
     entry = registry.get_dataset(dataset).require("tabular", "thesis Part I")
     ds = entry.load(data)
-    rep = 0 if split == "fixed" else repetition
-    # one split per (dataset, subsample, repetition), shared by Tables 3.1 and 3.2 and Theorem 8
-    rng = global_rng(base_seed, "thesis-part1", "split", dataset, subsample, rep)
+    rng = stream.rng()
     parts = split_rows(entry, data, n=ds.n, rng=rng, subsample=subsample, subsample_of="rows", train_fraction=0.75)
     ds = parts.take(ds)
     sp = split_training_part(parts.train, parts.test, rng=rng)
@@ -98,8 +98,15 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     only = str(params["only_method"])
     if only and method != only:  # `--set only_method=...`: run one method's cells only (e.g. a variant)
         return TrialOutput(records=[])
-    ds, sp, X = prepare(str(params["dataset"]), ctx.base_seed, str(params["split"]),
-                        ctx.repetition, int(params["subsample"]), str(params["data"]))
+    dataset, subsample = str(params["dataset"]), int(params["subsample"])
+    ds, sp, X = prepare(dataset, split_stream(ctx, dataset, str(params["split"]), subsample), subsample,
+                        str(params["data"]))
     if params.get(USER_KEY):
         return _run_user_method(ds, sp, X, params, ctx)
     return method_registry.get(method).run(ds, sp, X, params, ctx.rng())
+
+
+#: methods: the files of repro.studies.thesis.methods; `repro run ID --with FILE.py` adds a researcher's
+#: method (:func:`_run_user_method`); values: non-metric value columns of a record
+STUDY = Study(run_trial=run_trial, values=("eps_label",), version="1", methods=tuple(method_registry.methods()),
+              user_methods=True, scopes=("split",))

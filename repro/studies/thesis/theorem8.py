@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from repro.engine.trial import TrialContext, TrialOutput, global_rng
+from repro.engine.study import Study
+from repro.engine.trial import StreamSeed, TrialContext, TrialOutput
 from repro.fairness.private_postprocessing import (
     algorithm1,
     apply_rule,
@@ -37,22 +38,22 @@ from repro.fairness.private_postprocessing import (
     theorem8_sp_bound,
 )
 from repro.learners.dp_sgd_unit import DPSGDConfig, train
-from repro.studies.thesis.part1_tables import prepare
+from repro.studies.thesis.part1_tables import prepare, split_stream
 
-__all__ = ["VERSION", "CHECKS", "run_trial"]
+__all__ = ["STUDY", "CHECKS", "run_trial"]
 
-VERSION = "1"
 CHECKS = ("theorem7-exact", "theorem7-montecarlo", "proposition6", "theorem8")
 
 
 @functools.lru_cache(maxsize=4)
-def _population(dataset: str, base_seed: int, noise_multiplier: float, epochs: int, subsample: int
-                ) -> tuple[np.ndarray, np.ndarray, int, int]:
+def _population(dataset: str, split: StreamSeed, model: StreamSeed, noise_multiplier: float, epochs: int,
+                subsample: int) -> tuple[np.ndarray, np.ndarray, int, int]:
     """(base predictions h on every row, groups a, n₀ and n₁ of the post-processing split) for a
-    base model trained once per dataset."""
-    ds, sp, X = prepare(dataset, base_seed, "fixed", 0, subsample, "clean")
+    base model trained once per dataset: on the Part I tables' fixed clean split (stream ``split``),
+    from the stream ``model``."""
+    ds, sp, X = prepare(dataset, split, subsample, "clean")
     Xa = np.hstack([X, ds.s[:, None].astype(np.float64)])
-    rng = global_rng(base_seed, "thesis-theorem-8", "base-model", dataset)
+    rng = model.rng()
     res = train(Xa[sp.train], ds.y[sp.train], DPSGDConfig(noise_multiplier=noise_multiplier, epochs=epochs),
                 rng=rng)
     post = ds.s[sp.post]
@@ -74,8 +75,17 @@ def _exact(rng: np.random.Generator, n_random: int) -> TrialOutput:
                                  "t7_max_group_change_error": half_err, "n_cases": float(len(pairs))}])
 
 
-def _montecarlo(params: dict[str, Any], rng: np.random.Generator) -> TrialOutput:
-    h, a, _, _ = _population(str(params["dataset"]), int(params["base_seed"]),
+def _streams(params: dict[str, Any], ctx: TrialContext) -> tuple[StreamSeed, StreamSeed]:
+    """The streams of the base model's data split (the scope ``split`` of Tables 3.1–3.4: their fixed split)
+    and of its training (the scope ``base-model``), both declared by the experiment file."""
+    dataset = str(params["dataset"])
+    return (split_stream(ctx, dataset, "fixed", int(params["subsample"])),
+            ctx.seed("base-model", dataset, scope="base-model"))
+
+
+def _montecarlo(params: dict[str, Any], rng: np.random.Generator, streams: tuple[StreamSeed, StreamSeed]
+                ) -> TrialOutput:
+    h, a, _, _ = _population(str(params["dataset"]), *streams,
                              float(params["noise_multiplier"]), int(params["epochs"]), int(params["subsample"]))
     alpha, beta = float(h[a == 0].mean()), float(h[a == 1].mean())
     rule = algorithm1(alpha, beta)
@@ -127,8 +137,9 @@ def _prop6(rng: np.random.Generator, n_random: int) -> TrialOutput:
                                  "p6_attained_slack": float(attained), "n_cases": float(n_random + fin.size)}])
 
 
-def _theorem8(params: dict[str, Any], rng: np.random.Generator) -> TrialOutput:
-    h, a, n0, n1 = _population(str(params["dataset"]), int(params["base_seed"]),
+def _theorem8(params: dict[str, Any], rng: np.random.Generator, streams: tuple[StreamSeed, StreamSeed]
+              ) -> TrialOutput:
+    h, a, n0, n1 = _population(str(params["dataset"]), *streams,
                                float(params["noise_multiplier"]), int(params["epochs"]), int(params["subsample"]))
     alpha, beta = float(h[a == 0].mean()), float(h[a == 1].mean())
     eps0, eps1, eta = float(params["eps0"]), float(params["eps1"]), float(params["eta"])
@@ -163,13 +174,16 @@ def _theorem8(params: dict[str, Any], rng: np.random.Generator) -> TrialOutput:
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     """Run the check named by ``params["check"]`` (see the module docstring)."""
     check = str(params["check"])
-    params = {**params, "base_seed": ctx.base_seed}
     if check == "theorem7-exact":
         return _exact(ctx.rng(), int(params["n_random"]))
     if check == "theorem7-montecarlo":
-        return _montecarlo(params, ctx.rng())
+        return _montecarlo(params, ctx.rng(), _streams(params, ctx))
     if check == "proposition6":
         return _prop6(ctx.rng(), int(params["n_random"]))
     if check == "theorem8":
-        return _theorem8(params, ctx.rng())
+        return _theorem8(params, ctx.rng(), _streams(params, ctx))
     raise ValueError(f"unknown check {check!r}; expected one of {CHECKS}")
+
+
+#: scopes: the Part I tables' split and the base model's training stream (declared by the experiment file)
+STUDY = Study(run_trial=run_trial, version="1", scopes=("split", "base-model"))

@@ -18,6 +18,9 @@ from repro.engine.trial import TrialContext, TrialKey
 from repro.errors import InvalidParameterError, UnknownNameError
 from repro.privacy.group import SHARED_NOISE
 
+#: the streams the tabular figures declare (DP-FERMI's tuning search)
+SCOPES = load_experiment(Path(__file__).parents[3] / "experiments" / "dpfermi-fig-2.toml").scopes
+
 #: the experiment file's [params]: the one source of the study's defaults
 FILE_PARAMS = dict(_load(Path(__file__).parents[3] / "experiments" / "dpfermi-fig-2.toml").params)
 
@@ -138,7 +141,7 @@ def test_run_trial_each_method(monkeypatch, method: str, fairness: str, variant:
                   lambdas=[0.0, 1.0], strict_lambdas=[0.0, 2.0], tran_gammas=[0.0, 1.0],
                   jagielski_bounds=[0.0, 10.0], jagielski_rounds=2, jagielski_learner_epochs=1, epochs=3,
                   baseline_epochs=3, batch_size=256, hyperparameters=["fixed"])
-    ctx = TrialContext(TrialKey.of("test", {"method": method}))
+    ctx = TrialContext(TrialKey.of("test", {"method": method}, scopes=SCOPES))
     out = study.run_trial(params, ctx)
     n_points = {"dp-fermi": 2, "tran-2021a": 2, "pf-ld": 1, "jagielski-2019": 2}[method]
     assert len(out.records) == n_points
@@ -183,7 +186,7 @@ def test_privacy_rows_state_the_per_person_guarantee(monkeypatch, method: str) -
                                 variant="reference", lambdas=[0.0, 1.0], jagielski_bounds=[0.0, 10.0],
                                 jagielski_rounds=2, jagielski_learner_epochs=1, epochs=2, baseline_epochs=2,
                                 batch_size=256, hyperparameters=["fixed"])
-    out = study.run_trial(params, TrialContext(TrialKey.of("test", {"method": method})))
+    out = study.run_trial(params, TrialContext(TrialKey.of("test", {"method": method}, scopes=SCOPES)))
     for priv in out.tables["privacy"]:
         assert priv["rows_per_person"] == 2 and priv["privacy_unit"] == "2 rows per person (test)"
         assert priv["eps_per_person"] == pytest.approx(2 * priv["epsilon"])
@@ -193,7 +196,7 @@ def test_run_trial_rejects_bad_input(monkeypatch) -> None:
     monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
     base = FILE_PARAMS | dict(dataset="synthetic", data="clean", fairness="dp", epsilon=1.0, method="dp-fermi",
                               lambdas=[0.0], epochs=1)
-    ctx = TrialContext(TrialKey.of("test", {"method": "dp-fermi", "x": 0}))
+    ctx = TrialContext(TrialKey.of("test", {"method": "dp-fermi", "x": 0}, scopes=SCOPES))
     with pytest.raises(Exception, match="fairness"):
         study.run_trial(base | {"fairness": "calibration"}, ctx)
     with pytest.raises(Exception, match="variant"):
@@ -275,7 +278,7 @@ def _tuning_params(**kw) -> dict:
 def test_tuned_and_fixed_settings_are_trained_together(monkeypatch, data: str) -> None:
     """Issue 13 item 3: one (L, D, η_θ) per cell for every repetition, recorded; `fixed` is L = D = 5."""
     monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
-    outs = [study.run_trial(_tuning_params(data=data), TrialContext(TrialKey.of("test", {"method": "dp-fermi"}, repetition=rep)))
+    outs = [study.run_trial(_tuning_params(data=data), TrialContext(TrialKey.of("test", {"method": "dp-fermi"}, repetition=rep, scopes=SCOPES)))
             for rep in (0, 1)]
     for out in outs:
         by_hyper = {h: [r for r in out.records if r["hyper"] == h] for h in ("tuned", "fixed")}
@@ -302,7 +305,8 @@ def test_tuning_breaks_ties_toward_the_larger_radius_and_clip() -> None:
     grid = TuningGrid(clips=(2.0, 3.0), radii=(1.0, 2.0), lr_thetas=(0.01, 0.005), seeds=1)
     base = REFERENCE.with_(epochs=1, batch_size=200)
     choice = tune_reference(ds.X, ds.y.astype(int), ds.s.astype(int), base=base, epsilon=math.inf, n_final=800,
-                            rho_final=0.3, delta=1e-6, grid=grid, seed_labels=["t"])
+                            rho_final=0.3, delta=1e-6, grid=grid, carve_rng=np.random.default_rng(0),
+                            train_rngs=[np.random.default_rng(1)])
     errors = {r["validation_error"] for r in choice.rows if r["lr_theta"] == 0.005}
     assert len(errors) == 1                                      # a genuine tie across (L, D)
     assert (choice.clip, choice.radius) == (3.0, 2.0)
@@ -323,7 +327,7 @@ def test_clean_data_tuning_runs_once_for_all_repetitions(monkeypatch) -> None:
     real = tuning.tune_reference
     monkeypatch.setattr(tuning, "tune_reference", lambda *a, **k: calls.append(k["rho_final"]) or real(*a, **k))
     for rep in range(3):
-        study.run_trial(_tuning_params(data="clean", tune_seeds=1), TrialContext(TrialKey.of("test", {"method": "dp-fermi"}, repetition=rep)))
+        study.run_trial(_tuning_params(data="clean", tune_seeds=1), TrialContext(TrialKey.of("test", {"method": "dp-fermi"}, repetition=rep, scopes=SCOPES)))
     assert len(calls) == 1
 
 
@@ -333,7 +337,7 @@ def test_authors_eo_fixes_the_step_and_tunes_clip_and_radius(monkeypatch) -> Non
     monkeypatch.setattr(study, "load_dataset", lambda name, data="clean": _synthetic())
     params = _tuning_params(data="authors", fairness="eo", hyperparameters=["authors-eo", "tuned"],
                             authors_lr_theta=0.005, tune_lr_thetas=[0.01, 0.02], tune_seeds=1)
-    out = study.run_trial(params, TrialContext(TrialKey.of("test", {"method": "dp-fermi"})))
+    out = study.run_trial(params, TrialContext(TrialKey.of("test", {"method": "dp-fermi"}, scopes=SCOPES)))
     eo = [r for r in out.records if r["hyper"] == "authors-eo"]
     assert len(eo) == 2 and {r["lr_theta"] for r in eo} == {0.005}
     assert {(r["clip_L"], r["radius_D"]) for r in eo} <= {(c, d) for c in (1.0, 5.0) for d in (1.0, 5.0)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from repro.engine.spec import get_experiment
 from repro.engine.trial import TrialContext, TrialKey
 from repro.errors import InvalidParameterError
 from repro.studies.pfg import regret_and_sweeps as study
@@ -18,8 +19,13 @@ BASE = {
 }
 
 
+#: the streams the experiment files declare (the problem instance's and the bootstrap chain's scopes)
+SCOPES = get_experiment("bandit-regret").scopes
+
+
 def _ctx(rep: int = 0) -> TrialContext:
-    return TrialContext(TrialKey.of("bandit-test", repetition=rep))
+    return TrialContext(TrialKey.of("bandit-test", {"problem_seed": BASE["problem_seed"]}, repetition=rep,
+                                    grid_keys=(), scopes=SCOPES))
 
 
 def test_trial_records_and_tables() -> None:

@@ -11,10 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from repro.engine.spec import get_experiment
 from repro.engine.spec import load_experiment as _load
 from repro.engine.trial import TrialContext, TrialKey
 from repro.fairness.metrics import meo_gap, sp_gap
 from repro.studies.thesis.fairprojection_tables import match_on_curve, run_trial
+
+#: the streams the experiment files declare (the subsample and OPT streams shared by the SP and MEO tables)
+SCOPES = get_experiment("thesis-table-5.1").scopes
 
 #: the experiment file's [params]: the one source of the study's defaults
 FILE_PARAMS = dict(_load(Path(__file__).parents[3] / "experiments" / "thesis-table-5.1.toml").params)
@@ -64,8 +68,8 @@ def test_one_trial_on_a_compas_subsample(data_mirror, tmp_path_factory, monkeypa
     monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path_factory.mktemp("data")))
     params = FILE_PARAMS | {"dataset": "compas", "epsilons": [0.2, 4.0], "tolerances": [0.0, 0.1, 0.2, 1.0],
               "divergences": ["kl", "ce"], "subsample": 2400, "admm_max_iter": 200, "admm_tol": 1e-9}
-    out_sp = run_trial({**params, "fairness": "sp"}, TrialContext(TrialKey.of("thesis-table-5.1")))
-    out_meo = run_trial({**params, "fairness": "meo"}, TrialContext(TrialKey.of("thesis-table-5.2")))
+    out_sp = run_trial({**params, "fairness": "sp"}, TrialContext(TrialKey.of("thesis-table-5.1", scopes=SCOPES)))
+    out_meo = run_trial({**params, "fairness": "meo"}, TrialContext(TrialKey.of("thesis-table-5.2", scopes=SCOPES)))
     rec_sp = {(r["method"], r.get("epsilon")): r for r in out_sp.records}
     rec_meo = {(r["method"], r.get("epsilon")): r for r in out_meo.records}
     assert set(rec_sp) == {("Non-Fair", None), ("OPT", 0.2), ("OPT", 4.0), ("FairProjection-KL", 0.2),

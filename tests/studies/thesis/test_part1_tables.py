@@ -91,16 +91,20 @@ def test_thesis_dp_fermi_rows_declare_the_relation_their_noise_is_calibrated_for
 def test_authors_adult_split_re_derives_the_thesis_accountant_inputs(env: Path) -> None:
     """Issue 13 fact 1 / spec P4: on the authors' Adult file Algorithm 2 fits on int(2/3 · 45,243) = 30,162 rows,
     so Opacus samples q = 1/30 (thesis: 1024/30,162 ≈ 0.034) for T = 30 · 50 = 1,500 steps: the thesis's inputs."""
+    from repro.engine.spec import get_experiment
+    from repro.engine.trial import TrialContext, TrialKey
     from repro.privacy.accounting import opacus_sampling
-    from repro.studies.thesis.part1_tables import prepare
+    from repro.studies.thesis.part1_tables import prepare, split_stream
 
-    ds, sp, X = prepare("adult", 0, "fixed", 0, 0, "authors")
+    ctx = TrialContext(TrialKey.of("thesis-table-3.1", scopes=get_experiment("thesis-table-3.1").scopes))
+    stream = split_stream(ctx, "adult", "fixed", 0)
+    ds, sp, X = prepare("adult", stream, 0, "authors")
     assert ds.name == "adult-authors" and ds.n == 60_324
     assert (sp.full_train.size, sp.train.size, sp.post.size, sp.test.size) == (45_243, 30_162, 15_081, 15_081)
     assert set(sp.train) | set(sp.post) == set(sp.full_train) and not set(sp.full_train) & set(sp.test)
     q, steps = opacus_sampling(sp.train.size, 1024, 50)
     assert (q, steps) == (1 / 30, 1500) and abs(1024 / sp.train.size - 0.034) < 0.0005
-    clean = prepare("adult", 0, "fixed", 0, 0, "clean")[1]
+    clean = prepare("adult", stream, 0, "clean")[1]
     assert clean.train.size == 22_610                            # the clean reading of the same rule
     # standardized with the authors' training part only
     np.testing.assert_allclose(X[sp.full_train][:, list(ds.numeric_columns)].mean(axis=0), 0, atol=1e-9)

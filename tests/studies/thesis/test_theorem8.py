@@ -33,7 +33,7 @@ def test_theorem8_draws_laplace_rates_of_scale_one_over_n_eps(monkeypatch) -> No
     monkeypatch.setattr(theorem8, "fair_rule", recording_rule)
     params = {"dataset": "synthetic", "base_seed": 0, "noise_multiplier": 1.0, "epochs": 1, "subsample": 1,
               "eps0": eps0, "eps1": eps1, "eta": 0.1, "runs": runs}
-    out = theorem8._theorem8(params, np.random.default_rng(17))
+    out = theorem8._theorem8(params, np.random.default_rng(17), (None, None))
     rec = out.records[0]
     assert (rec["alpha"], rec["beta"], rec["n0"], rec["n1"]) == (0.5, 0.4, n0, n1)
     rng = np.random.default_rng(17)

@@ -43,6 +43,7 @@ def _tuned(params, ctx, data: str, ds, base: DPFermiConfig, lr_thetas: tuple[flo
     if lr_thetas is not None:  # `authors-eo`: η_θ fixed, the rule still chooses (L, D)
         grid = dataclasses.replace(grid, lr_thetas=tuple(lr_thetas))
     eps = float(params["epsilon"])
+    # the labels of the tuning streams (scope `tuning`, declared by the experiment files): never the repetition
     labels = [params["dataset"], data, params["fairness"], eps, int(params["subsample"] or 0),
               float(params["train_fraction"])]
     rep0 = ctx.for_repetition(0)
@@ -55,12 +56,15 @@ def _tuned(params, ctx, data: str, ds, base: DPFermiConfig, lr_thetas: tuple[flo
     base = base.with_(code_group=privileged_group(ytr, str_))
 
     def compute():
+        carve = ctx.rng(*labels, "carve", scope="tuning")
+        train = [ctx.rng(*labels, "train", j, scope="tuning") for j in range(grid.seeds)]
         return tune_reference(Xtr, ytr, str_, base=base, epsilon=eps, n_final=n, rho_final=rho, delta=delta,
-                              grid=grid, seed_labels=labels, base_seed=ctx.base_seed)
+                              grid=grid, carve_rng=carve, train_rngs=train)
 
-    key = {"labels": labels, "grid": [grid.clips, grid.radii, grid.lr_thetas, grid.seeds, grid.validation_fraction],
-           "base": repr(base), "n": n, "steps": steps, "rho": rho, "delta": delta, "base_seed": ctx.base_seed}
-    return ctx.shared_value("dpfermi-tuning", key, __name__, compute, validate=_is_tuning_choice)
+    key = {"labels": labels, "grid": dataclasses.asdict(grid), "base": dataclasses.asdict(base), "n": n,
+           "steps": steps, "rho": rho, "delta": delta}
+    return ctx.shared_value("dpfermi-tuning", scope="tuning", key=key, compute=compute, module=__name__,
+                            validate=_is_tuning_choice)
 
 
 def _data_bound(n, steps, B, eps, delta, lam, clip, radius, rho, facts) -> dict[str, float]:
