@@ -11,8 +11,10 @@ walking the tree: nothing is ``eval``-ed, and only these forms are accepted:
   parameter** of the run (typed), or a **value** the report supplies by name;
 - a metric called with keyword filters selects rows by the summary's columns:
   ``fair_regret(method="OFUL")``, ``accuracy(method="OPT", epsilon=1.0)`` (numbers compared with a relative
-  tolerance of 1e-9); the rows of a selection are ordered by the summary's parameter columns (e.g. ε), so
-  selections of two methods over one grid line up element by element;
+  tolerance of 1e-9); a filter on a numeric column may compare instead, with the suffix ``__ge``, ``__gt``,
+  ``__le`` or ``__lt``: ``sp_gap(method="OPT", epsilon__ge=4)`` keeps the rows with ε ≥ 4; the rows of a
+  selection are ordered by the summary's parameter columns (e.g. ε), so selections of two methods over one
+  grid line up element by element;
 - arithmetic ``+ - * / **`` and unary ``-`` (element-wise, a scalar broadcasts), comparisons ``< <= > >= ==
   !=`` (chained, element-wise: a comparison holds when it holds for every element, and ``any(x > y)``
   when it holds for one), ``and``, ``or``, ``not``;
@@ -65,6 +67,18 @@ _LEADING = ("result_id", "method", "setting", "metric", "n", "mean", "std", "pap
 _BINOPS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide", ast.Pow: "power"}
 _CMPOPS = {ast.Lt: "less", ast.LtE: "less_equal", ast.Gt: "greater", ast.GtE: "greater_equal", ast.Eq: "equal",
            ast.NotEq: "not_equal"}
+
+
+#: comparison suffixes of a selection's filters (``epsilon__ge=4``), as numpy's element-wise functions
+_FILTER_OPS = {"__ge": "greater_equal", "__gt": "greater", "__le": "less_equal", "__lt": "less"}
+
+
+def _split_filter(key: str) -> tuple[str, str | None]:
+    """``"epsilon__ge"`` → ``("epsilon", "greater_equal")``; a plain column → ``(column, None)`` (equality)."""
+    for suffix, op in _FILTER_OPS.items():
+        if key.endswith(suffix) and len(key) > len(suffix):
+            return key[: -len(suffix)], op
+    return key, None
 
 
 #: the functions of the language (implemented in :func:`_functions`)
@@ -136,6 +150,9 @@ def check_expression(expr: str, names: Sequence[str] = (), *, where: str = "clai
             for kw in node.keywords:
                 if kw.arg is None or not isinstance(kw.value, ast.Constant):
                     raise ClaimError(f"{where}: a filter is column=constant, e.g. method=\"OPT\" ({expr!r})")
+                if _split_filter(kw.arg)[1] is not None and (isinstance(kw.value.value, (str, bool))
+                                                            or not isinstance(kw.value.value, (int, float))):
+                    raise ClaimError(f"{where}: a comparing filter takes a number, e.g. epsilon__ge=4 ({expr!r})")
         if isinstance(node, ast.Subscript) and not (isinstance(node.slice, ast.Constant) and type(node.slice.value)
                                                     is int or isinstance(node.slice, ast.UnaryOp)
                                                     and isinstance(node.slice.op, ast.USub)
@@ -167,11 +184,16 @@ class _Selection:
         import numpy as np
 
         frame = self.frame
-        for key, want in filters.items():
+        for name, want in filters.items():
+            key, op = _split_filter(name)
             if key not in frame.columns:
                 raise NotEvaluable(f"no column {key!r}")
             col = frame[key]
-            if isinstance(want, (int, float)) and not isinstance(want, bool):
+            if op is not None:
+                values = np.asarray(col, dtype=float)
+                with np.errstate(invalid="ignore"):
+                    mask = getattr(np, op)(values, float(want))   # a missing value (NaN) never passes
+            elif isinstance(want, (int, float)) and not isinstance(want, bool):
                 values = np.asarray(col, dtype=float)
                 mask = np.isclose(values, float(want), rtol=1e-9, atol=1e-12)
             else:

@@ -12,6 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from repro.engine.claims import evaluate
+from repro.engine.runner import summarize
+from repro.engine.spec import load_experiment
 from repro.engine.trial import TrialContext, TrialKey
 from repro.studies.cummings2019 import impossibility as study
 from repro.studies.cummings2019 import impossibility_report as study_report
@@ -344,12 +347,13 @@ def test_unknown_check_raises() -> None:
 
 def test_plot_and_report_from_stand_in_bundle(smoke_results, tmp_path: Path) -> None:
     trials, tables = smoke_results
-    spec = _spec()
+    spec = load_experiment(EXPERIMENT)
     bundle = SimpleNamespace(
-        spec=SimpleNamespace(id=spec["id"], title=spec["title"]),
+        spec=spec,
         trials=trials,
-        summary=pd.DataFrame(),
-        table=lambda name: tables[name],
+        summary=summarize(spec, trials),
+        run={"params": {}},
+        table=lambda name, default=None: tables.get(name, default),
         directory=tmp_path,
     )
     paths = study_report.plot(bundle, tmp_path / "figs")
@@ -359,3 +363,32 @@ def test_plot_and_report_from_stand_in_bundle(smoke_results, tmp_path: Path) -> 
     assert "does **not** separate" in text
     assert "ours, not the paper's" in text and "δ ≥ ½" in text
     assert "0-DP" in text and "Caveats" in text
+    assert "as the repaired proof needs" in text and "as the repaired theorem says" in text
+
+
+def _summary(rows: list[tuple[str, str, float]]) -> pd.DataFrame:
+    return pd.DataFrame([{"method": "", "metric": m, "mean": v, "check": c} for c, m, v in rows])
+
+
+#: per claim of compat-impossibility: summary rows on which it holds, and rows on which it fails
+_CLAIM_FIXTURES = {
+    "printed-construction-separates": ([("C1-paper", "separates", 1)], [("C1-paper", "separates", 0)]),
+    "counterexample": ([("C2-counterexample", "counterexample_holds", 1.0)],
+                       [("C2-counterexample", "counterexample_holds", 0.97)]),
+    "repaired-separates": ([("C3-repaired", "separates", 1), ("C3-repaired", "identities_hold", 1)],
+                           [("C3-repaired", "separates", 1), ("C3-repaired", "identities_hold", 0)]),
+    "delta-floor": ([("C4-privacy-loss", "delta_floor", 0.5)], [("C4-privacy-loss", "delta_floor", 0.49)]),
+    "slack-rule": ([("C5-slack", "identities_hold", 1)], [("C5-slack", "identities_hold", 0)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CLAIM_FIXTURES))
+def test_each_claim_holds_and_fails_on_a_tiny_summary(name: str) -> None:
+    claim = load_experiment(EXPERIMENT).claim(name)
+    good, bad = _CLAIM_FIXTURES[name]
+    assert evaluate(claim, _summary(good)) is True
+    assert evaluate(claim, _summary(bad)) is False
+
+
+def test_every_claim_has_a_fixture() -> None:
+    assert {c.name for c in load_experiment(EXPERIMENT).claims} == set(_CLAIM_FIXTURES)

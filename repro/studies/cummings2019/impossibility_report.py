@@ -10,6 +10,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from repro.engine.claims import evaluate_all
 from repro.studies.cummings2019.impossibility import (
     OURS,
 )
@@ -28,13 +29,6 @@ def _cells(bundle: Any, check: str) -> Any:
     return sub
 
 
-def _table(bundle: Any, name: str) -> Any:
-    try:
-        return bundle.table(name)
-    except (FileNotFoundError, KeyError, ValueError):
-        return None
-
-
 def plot(bundle: Any, outdir: Path) -> list[Path]:
     """One figure of up to three panels, from saved results only (spec §6 R-T1).
 
@@ -50,7 +44,7 @@ def plot(bundle: Any, outdir: Path) -> list[Path]:
 
     paper = _cells(bundle, "C1-paper")
     repaired = _cells(bundle, "C3-repaired")
-    privacy = _table(bundle, "privacy_loss")
+    privacy = bundle.table("privacy_loss", default=None)
     panels = [
         name
         for name, ok in (
@@ -117,111 +111,119 @@ def _fmt(value: float) -> str:
     return str(frac) if abs(float(frac) - float(value)) < 1e-12 else f"{float(value):.4g}"
 
 
+def _half(bundle: Any) -> str:
+    """The δ bound of the ``delta-floor`` claim, as written in the paper's style (½)."""
+    value = bundle.spec.claim("delta-floor").threshold
+    return "½" if value == 0.5 else _fmt(value)
+
+
+def _c1_paper(paper: Any, ok: bool | None, bundle: Any) -> str:
+    zetas = ", ".join(str(Fraction(str(z))) for z in paper["zeta"])
+    return (
+        "**Theorem 1 as printed (C1, paper's construction).** "
+        + ("The printed D′ does **not** separate D from D′" if not ok
+           else "The printed D′ separates D from D′ (unexpected: see the table)")
+        + f" at ζ ∈ {{{zetas}}}: of the 16 deterministic hypotheses, "
+        f"{int(paper['eo_nontrivial_on_D'].iloc[0])} are EO and non-trivial on D, "
+        f"{int(paper['still_fair_on_Dprime'].min())} of them are still EO and non-trivial on D′, and "
+        f"{int(paper['witnesses'].max())} are broken by the shift (on the randomized grid: "
+        f"{int(paper['grid_witnesses'].max())} of {int(paper['grid_eo_nontrivial_on_D'].iloc[0])}). "
+        f"For h* = (0,1,0,1) we get γ₁₀^{{D′}} = {_fmt(paper['gamma10_Dprime'].iloc[0])} and "
+        f"γ₁₁^{{D′}} = {_fmt(paper['gamma11_Dprime'].iloc[0])} at every ζ, not the paper's ¼ − ζ ≠ ¼ + ζ; "
+        "the paper's numbers are the *joint* probabilities P_{D′}[h=1, Y=1, A=a] "
+        + ", ".join(f"({_fmt(r.joint10_Dprime)}, {_fmt(r.joint11_Dprime)}) at ζ = {Fraction(str(r.zeta))}"
+                    for r in paper.itertuples())
+        + " (erratum E-4). The uniform algorithm over EO, non-trivial grid hypotheses has privacy loss "
+        f"{_fmt(paper['max_privacy_loss'].max())} between the paper's D and D′.")
+
+
+def _c2_counterexample(cex: Any, ok: bool | None, bundle: Any) -> str:
+    frac = float(cex["counterexample_holds"].min())
+    return (
+        "**Counterexample (C2).** h* = 1[x ∈ {x₁, x₃}] is EO with γ₁₀ = γ₁₁ = 1 and has error 0 < "
+        f"min(P[y=0], P[y=1]) on {_fmt(frac * 100)}% of the random full-support distributions tried "
+        "(and on the paper's D and D′). The data-independent algorithm A ≡ h* has privacy loss "
+        f"{_fmt(cex['max_privacy_loss'].max())} and needs δ = {_fmt(cex['min_delta_bound'].max())}: it is "
+        "0-DP, exactly fair and error-free, so Theorem 1 *as literally stated* is false on the paper's "
+        "own universe." + (" **Not on every distribution tried: see the table.**" if ok is False else ""))
+
+
+def _c3_repaired(rep: Any, ok: bool | None, bundle: Any) -> str:
+    gaps = ", ".join(f"{_fmt(r.eo_gap_Dprime)} at ζ = {Fraction(str(r.zeta))}" for r in rep.itertuples())
+    return (
+        f"**Repaired construction (C3) {OURS} [X].** On the 8-point D exactly "
+        f"{int(rep['eo_nontrivial_on_D'].iloc[0])} deterministic hypothesis (1[x = H]) is EO and "
+        f"non-trivial; its EO gap on D′₀ is {gaps} (= −4ζ, with SD(D, D′₀) = ζ). "
+        f"All {int(rep['grid_eo_nontrivial_on_D'].iloc[0])} EO, non-trivial grid hypotheses lie in "
+        "S₀ ∪ S₁ and fail EO on the corresponding D′ₐ. "
+        + ("The construction separates D from its neighbours as the repaired proof needs." if ok else
+           "**Some repaired check failed; see the tables.**"))
+
+
+def _c4_privacy(priv: Any, ok: bool | None, bundle: Any) -> str:
+    floor = float(priv["delta_floor"].min())
+    half = _half(bundle)
+    return (
+        f"**Privacy consequence (C4) {OURS} [X].** For the two example algorithms that always output "
+        "an exactly EO, non-trivial hypothesis (uniform, and an exponential mechanism, both over the "
+        f"feasible grid points), the privacy loss is {_fmt(priv['max_privacy_loss'].min())} and the "
+        f"smallest admissible δ over the ε grid is {_fmt(priv['min_delta_bound'].min())} "
+        f"(ε-free floor {_fmt(floor)}); "
+        + (f"≥ {half} as the repaired theorem says: no (ε, δ)-DP algorithm with δ < {half} can always "
+           "output an exactly EO, better-than-constant hypothesis."
+           if ok else f"**below {half}, contradicting the repaired theorem; investigate.**"))
+
+
+def _c5_slack(slack: Any, ok: bool | None, bundle: Any) -> str:
+    slack_table = bundle.table("slack", default=None)
+    alpha = (str(slack_table["alpha"].iloc[0])
+             if slack_table is not None and len(slack_table) and "alpha" in slack_table.columns else "α")
+    below = [str(Fraction(str(r.zeta))) for r in slack.itertuples()
+             if r.delta_floor < bundle.spec.claim("delta-floor").threshold]
+    half = _half(bundle)
+    return (
+        f"**Slack (C5) {OURS} [X].** With α-discrimination at α = {alpha}, a single ζ-step breaks only "
+        "hypotheses whose slack α − |γ₁₀ − γ₁₁| is below 4ζ|h(L,a) − h(H,a)| (rule holds: "
+        f"{'yes' if ok else 'NO'}). The fraction of α-fair, non-trivial grid hypotheses that survive both "
+        "neighbours is "
+        + ", ".join(f"{_fmt(r.surviving_fraction)} at ζ = {Fraction(str(r.zeta))}" for r in slack.itertuples())
+        + "; the single-step δ floor of the uniform α-fair algorithm is "
+        + ", ".join(f"{_fmt(r.delta_floor)}" for r in slack.itertuples()) + ". "
+        + (f"So for ζ small relative to α (here ζ ∈ {{{', '.join(below)}}}) the one-step argument gives "
+           f"no δ ≥ {half} bound; its strength depends on ζ/α, whereas for exact EO any ζ > 0 breaks every "
+           "fair, non-trivial hypothesis."
+           if below else "At these ζ the steps are large relative to α; smaller ζ would let more hypotheses survive."))
+
+
+CAVEATS = (
+    "**Caveats (spec §2.4).** The repaired theorem and its δ ≥ ½ bound are ours, not the paper's. "
+    "Under *pure* DP with ζ-closeness, group privacy along chains of neighbours makes the support of "
+    "A(D) the same for every full-support D, which already rules out 'always better than constant' "
+    "accuracy with no fairness constraint at all; the non-trivial content of Theorem 1 is the "
+    "single-neighbour, knife-edge statement for *exact* EO (δ ≥ ½ even for (ε, δ)-DP, for algorithms "
+    "that almost surely output a hypothesis that is EO on each of D, D′₀, D′₁ and non-trivial on D). "
+    "The single-step argument does not extend to accuracy alone or to α-discrimination with slack (one "
+    "ζ-step moves γ₁ₐ by at most 4ζ|h(L,a) − h(H,a)| here), and nothing here shows more than that. "
+    "The randomized-hypothesis checks are exact but cover a finite rational grid, not all of [0, 1]⁴; "
+    "the closed-form identities are affine in h, so checking them on a grid that contains {0, 1}⁴ "
+    "proves them for every randomized h at the ζ values run (not symbolically in ζ).")
+
+#: per check (the grid's `check`): its paragraph and the claim that gives its verdict
+_CHECKS = (("C1-paper", _c1_paper, "printed-construction-separates"),
+           ("C2-counterexample", _c2_counterexample, "counterexample"),
+           ("C3-repaired", _c3_repaired, "repaired-separates"),
+           ("C4-privacy-loss", _c4_privacy, "delta-floor"),
+           ("C5-slack", _c5_slack, "slack-rule"))
+
+
 def report_markdown(bundle: Any) -> str:
-    """Plain-English verdict computed from the saved trial metrics (spec §2.3–§2.5, §0 item 2)."""
+    """Plain-English verdict per check (spec §2.3–§2.5, §0 item 2): the numbers from the saved trials, the
+    verdicts from the experiment's ``[[claims]]`` on the summary."""
+    verdicts = evaluate_all(bundle.spec.claims, bundle.summary, params=bundle.run.get("params", {}))
     lines: list[str] = []
-    paper = _cells(bundle, "C1-paper")
-    if paper is not None and len(paper):
-        sep = int(paper["separates"].max())
-        zetas = ", ".join(str(Fraction(str(z))) for z in paper["zeta"])
-        lines.append(
-            "**Theorem 1 as printed (C1, paper's construction).** "
-            + (
-                "The printed D′ does **not** separate D from D′"
-                if sep == 0
-                else "The printed D′ separates D from D′ (unexpected: see the table)"
-            )
-            + f" at ζ ∈ {{{zetas}}}: of the 16 deterministic hypotheses, "
-            f"{int(paper['eo_nontrivial_on_D'].iloc[0])} are EO and non-trivial on D, "
-            f"{int(paper['still_fair_on_Dprime'].min())} of them are still EO and non-trivial on D′, and "
-            f"{int(paper['witnesses'].max())} are broken by the shift (on the randomized grid: "
-            f"{int(paper['grid_witnesses'].max())} of {int(paper['grid_eo_nontrivial_on_D'].iloc[0])}). "
-            f"For h* = (0,1,0,1) we get γ₁₀^{{D′}} = {_fmt(paper['gamma10_Dprime'].iloc[0])} and "
-            f"γ₁₁^{{D′}} = {_fmt(paper['gamma11_Dprime'].iloc[0])} at every ζ, not the paper's ¼ − ζ ≠ ¼ + ζ; "
-            "the paper's numbers are the *joint* probabilities P_{D′}[h=1, Y=1, A=a] "
-            + ", ".join(
-                f"({_fmt(r.joint10_Dprime)}, {_fmt(r.joint11_Dprime)}) at ζ = {Fraction(str(r.zeta))}"
-                for r in paper.itertuples()
-            )
-            + " (erratum E-4). The uniform algorithm over EO, non-trivial grid hypotheses has privacy loss "
-            f"{_fmt(paper['max_privacy_loss'].max())} between the paper's D and D′."
-        )
-    cex = _cells(bundle, "C2-counterexample")
-    if cex is not None and len(cex):
-        frac = float(cex["counterexample_holds"].min())
-        lines.append(
-            "**Counterexample (C2).** h* = 1[x ∈ {x₁, x₃}] is EO with γ₁₀ = γ₁₁ = 1 and has error 0 < "
-            f"min(P[y=0], P[y=1]) on {_fmt(frac * 100)}% of the random full-support distributions tried "
-            "(and on the paper's D and D′). The data-independent algorithm A ≡ h* has privacy loss "
-            f"{_fmt(cex['max_privacy_loss'].max())} and needs δ = {_fmt(cex['min_delta_bound'].max())}: it is "
-            "0-DP, exactly fair and error-free, so Theorem 1 *as literally stated* is false on the paper's "
-            "own universe."
-        )
-    rep = _cells(bundle, "C3-repaired")
-    if rep is not None and len(rep):
-        ok = int(rep["separates"].min()) == 1 and int(rep["identities_hold"].min()) == 1
-        gaps = ", ".join(f"{_fmt(r.eo_gap_Dprime)} at ζ = {Fraction(str(r.zeta))}" for r in rep.itertuples())
-        lines.append(
-            f"**Repaired construction (C3) {OURS} [X].** On the 8-point D exactly "
-            f"{int(rep['eo_nontrivial_on_D'].iloc[0])} deterministic hypothesis (1[x = H]) is EO and "
-            f"non-trivial; its EO gap on D′₀ is {gaps} (= −4ζ, with SD(D, D′₀) = ζ). "
-            f"All {int(rep['grid_eo_nontrivial_on_D'].iloc[0])} EO, non-trivial grid hypotheses lie in "
-            "S₀ ∪ S₁ and fail EO on the corresponding D′ₐ. "
-            + ("The construction separates D from its neighbours as the repaired proof needs." if ok else
-               "**Some repaired check failed; see the tables.**")
-        )
-    priv = _cells(bundle, "C4-privacy-loss")
-    if priv is not None and len(priv):
-        floor = float(priv["delta_floor"].min())
-        lines.append(
-            f"**Privacy consequence (C4) {OURS} [X].** For the two example algorithms that always output "
-            "an exactly EO, non-trivial hypothesis (uniform, and an exponential mechanism, both over the "
-            f"feasible grid points), the privacy loss is {_fmt(priv['max_privacy_loss'].min())} and the "
-            f"smallest admissible δ over the ε grid is {_fmt(priv['min_delta_bound'].min())} "
-            f"(ε-free floor {_fmt(floor)}); "
-            + ("≥ ½ as the repaired theorem says: no (ε, δ)-DP algorithm with δ < ½ can always output an "
-               "exactly EO, better-than-constant hypothesis."
-               if floor >= 0.5 else "**below ½, contradicting the repaired theorem; investigate.**")
-        )
-    slack = _cells(bundle, "C5-slack")
-    if slack is not None and len(slack):
-        slack_table = _table(bundle, "slack")
-        alpha = (
-            str(slack_table["alpha"].iloc[0])
-            if slack_table is not None and len(slack_table) and "alpha" in slack_table.columns
-            else "α"
-        )
-        below = [str(Fraction(str(r.zeta))) for r in slack.itertuples() if r.delta_floor < 0.5]
-        lines.append(
-            f"**Slack (C5) {OURS} [X].** With α-discrimination at α = {alpha}, a single ζ-step breaks only "
-            "hypotheses whose slack α − |γ₁₀ − γ₁₁| is below 4ζ|h(L,a) − h(H,a)| (rule holds: "
-            f"{'yes' if int(slack['identities_hold'].min()) == 1 else 'NO'}). The fraction of α-fair, "
-            "non-trivial grid hypotheses that survive both neighbours is "
-            + ", ".join(
-                f"{_fmt(r.surviving_fraction)} at ζ = {Fraction(str(r.zeta))}" for r in slack.itertuples()
-            )
-            + "; the single-step δ floor of the uniform α-fair algorithm is "
-            + ", ".join(f"{_fmt(r.delta_floor)}" for r in slack.itertuples())
-            + ". "
-            + (
-                f"So for ζ small relative to α (here ζ ∈ {{{', '.join(below)}}}) the one-step argument gives "
-                "no δ ≥ ½ bound; its strength depends on ζ/α, whereas for exact EO any ζ > 0 breaks every "
-                "fair, non-trivial hypothesis."
-                if below
-                else "At these ζ the steps are large relative to α; smaller ζ would let more hypotheses survive."
-            )
-        )
-    lines.append(
-        "**Caveats (spec §2.4).** The repaired theorem and its δ ≥ ½ bound are ours, not the paper's. "
-        "Under *pure* DP with ζ-closeness, group privacy along chains of neighbours makes the support of "
-        "A(D) the same for every full-support D, which already rules out 'always better than constant' "
-        "accuracy with no fairness constraint at all; the non-trivial content of Theorem 1 is the "
-        "single-neighbour, knife-edge statement for *exact* EO (δ ≥ ½ even for (ε, δ)-DP, for algorithms "
-        "that almost surely output a hypothesis that is EO on each of D, D′₀, D′₁ and non-trivial on D). "
-        "The single-step argument does not extend to accuracy alone or to α-discrimination with slack (one "
-        "ζ-step moves γ₁ₐ by at most 4ζ|h(L,a) − h(H,a)| here), and nothing here shows more than that. "
-        "The randomized-hypothesis checks are exact but cover a finite rational grid, not all of [0, 1]⁴; "
-        "the closed-form identities are affine in h, so checking them on a grid that contains {0, 1}⁴ "
-        "proves them for every randomized h at the ζ values run (not symbolically in ζ)."
-    )
+    for check, render, claim in _CHECKS:
+        cells = _cells(bundle, check)
+        if cells is not None and len(cells):
+            lines.append(render(cells, verdicts.get(claim), bundle))
+    lines.append(CAVEATS)
     return "\n\n".join(lines)

@@ -12,6 +12,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from repro.engine.claims import evaluate_all
+
 __all__ = ["plot", "report_markdown"]
 
 
@@ -31,6 +33,9 @@ def _paper_points(bundle: Any, metric: str) -> list[tuple[str, float | None, flo
     return [(m, e, v[metric], v["accuracy"]) for (m, e), v in refs.items() if metric in v and "accuracy" in v]
 
 
+_COLORS = {"FairProjection-KL": "C0", "FairProjection-CE": "C1", "OPT": "C3", "Non-Fair": "k"}
+
+
 def plot(bundle: Any, outdir: Path) -> list[Path]:
     """Accuracy against unfairness: FP-KL / FP-CE tolerance curves (means over trials), OPT's three
     points, Non-Fair, the matched FP points, and the paper's rows as hollow markers (spec §8)."""
@@ -42,7 +47,7 @@ def plot(bundle: Any, outdir: Path) -> list[Path]:
     curve = bundle.table("fp_curve", default=None)   # a run without curves still gets the points
     fig, axes = new_figure(width=6.0, height=4.4)
     ax = axes[0][0]
-    colors = {"FairProjection-KL": "C0", "FairProjection-CE": "C1", "OPT": "C3", "Non-Fair": "k"}
+    colors = _COLORS
     if curve is not None and len(curve):
         for method, grp in curve.groupby("method"):
             mean = grp.groupby("alpha")[["unfairness", "accuracy"]].mean().sort_index()
@@ -84,21 +89,28 @@ def plot(bundle: Any, outdir: Path) -> list[Path]:
         ax.set_ylim(alo - apad, ahi + apad)
     paths = save_figure(fig, outdir, bundle.spec.id.replace(".", "_"))
     if curve is not None and len(curve):
-        fig, axes = new_figure(width=6.0, height=4.4)
-        ax = axes[0][0]
-        for method, grp in curve.groupby("method"):
-            mean = grp.groupby("alpha")[["unfairness", "accuracy"]].mean().sort_index()
-            ax.plot(mean["unfairness"], mean["accuracy"], ".-", color=colors.get(method), label=method)
-        for _, row in means.iterrows():
-            if row["method"] in ("OPT", "Non-Fair"):
-                ax.plot(row[metric], row["accuracy"], "*" if row["method"] == "OPT" else "s",
-                        color=colors[row["method"]], ms=9)
-        ax.set_xlabel(label + " (test)")
-        ax.set_ylabel("accuracy (test)")
-        ax.set_title("Full FairProjection tolerance curves (ours)")
-        ax.legend(fontsize=7)
-        paths += save_figure(fig, outdir, bundle.spec.id.replace(".", "_") + "_full_curves")
+        paths += _plot_full_curves(bundle, outdir, curve, means, metric, label)
     return paths
+
+
+def _plot_full_curves(bundle: Any, outdir: Path, curve: Any, means: Any, metric: str, label: str) -> list[Path]:
+    """The whole FairProjection tolerance curves, with OPT's and Non-Fair's points (ours)."""
+    from repro.plotting import new_figure, save_figure
+
+    fig, axes = new_figure(width=6.0, height=4.4)
+    ax = axes[0][0]
+    for method, grp in curve.groupby("method"):
+        mean = grp.groupby("alpha")[["unfairness", "accuracy"]].mean().sort_index()
+        ax.plot(mean["unfairness"], mean["accuracy"], ".-", color=_COLORS.get(method), label=method)
+    for _, row in means.iterrows():
+        if row["method"] in ("OPT", "Non-Fair"):
+            ax.plot(row[metric], row["accuracy"], "*" if row["method"] == "OPT" else "s",
+                    color=_COLORS[row["method"]], ms=9)
+    ax.set_xlabel(label + " (test)")
+    ax.set_ylabel("accuracy (test)")
+    ax.set_title("Full FairProjection tolerance curves (ours)")
+    ax.legend(fontsize=7)
+    return list(save_figure(fig, outdir, bundle.spec.id.replace(".", "_") + "_full_curves"))
 
 
 def report_markdown(bundle: Any) -> str:
@@ -134,5 +146,15 @@ def report_markdown(bundle: Any) -> str:
         lines.append("- Mean FP tolerance sweep per trial (s): " + ", ".join(f"{m}: {v:.1f}" for m, v in sweeps.items())
                      + ".")
     if not math.isnan(float(mean["accuracy"].mean())):
-        return "\n".join(lines)
+        return "\n".join([*lines, *_claim_lines(bundle)])
     return ""
+
+
+def _claim_lines(bundle: Any) -> list[str]:
+    """The verdicts of the experiment's ``[[claims]]`` (thesis §5.7.4, spec §8, §9.2 item 11) on the summary."""
+    claims = bundle.spec.claims
+    verdicts = evaluate_all(claims, bundle.summary, params=bundle.run.get("params", {}))
+    lines = [f"- {c.description}" + ("" if c.threshold is None else f" (threshold {c.threshold:g})")
+             + f": {'**holds**' if verdicts[c.name] else '**does not hold**'}."
+             for c in claims if verdicts[c.name] is not None]
+    return ["", "Claims of the thesis (§5.7.4), on these results:", "", *lines] if lines else []

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["curves", "plot", "privacy_lines", "report_markdown", "trend_checks"]
+from repro.engine.claims import evaluate_all
+
+__all__ = ["curves", "plot", "privacy_lines", "report_markdown", "supplied_values", "trend_checks"]
 
 METHODS = ("OPT", "GRR", "SS")
 BASELINE = "non-private"
@@ -133,91 +135,146 @@ def _verdict(ok: bool) -> str:
     return "**holds**" if ok else "**does not hold**"
 
 
+# --------------------------------------------------------------------------------------------
+# verdicts: the experiment's [[claims]] (`<metric>-<trend>`), judged on the summary; the report only
+# supplies the paired confidence intervals the summary lacks, and renders each claim's deciding values
+
+_METRIC_ORDER = ("accuracy", "f1", "sp_gap", "eo_gap")
+_SYMBOL = {"accuracy": "accuracy", "f1": "f1", "sp_gap": "Δ_SP", "eo_gap": "Δ_EO"}
+
+
+def _params(bundle: Any) -> dict[str, Any]:
+    return dict(bundle.run.get("params", {}) or bundle.spec.params)
+
+
+def supplied_values(bundle: Any, c: pd.DataFrame, eps: list[float]) -> dict[str, Any]:
+    """The values claims name that are not summary columns: per fairness metric, OPT's 95% half-width per ε
+    (``<metric>_opt_ci95``) and the paired 95% CI of OPT − non-private at the largest ε
+    (``<metric>_opt_minus_nonprivate_low``/``_high``)."""
+    out: dict[str, Any] = {}
+    for metric in ("sp_gap", "eo_gap"):
+        out[f"{metric}_opt_ci95"] = np.array([_val(c, "OPT", metric, e)[1] for e in eps])
+        mean_d, upper = paired_upper(bundle, metric, "OPT", BASELINE, eps[-1])
+        out[f"{metric}_opt_minus_nonprivate_low"] = 2 * mean_d - upper
+        out[f"{metric}_opt_minus_nonprivate_high"] = upper
+    return out
+
+
+def _ev_unaffected(c: pd.DataFrame, eps: list[float], metric: str, claim: Any, bundle: Any) -> str:
+    base, _ = _val(c, BASELINE, metric)
+    diffs = {e: _val(c, "OPT", metric, e)[0] - base for e in eps}
+    worst = max(diffs, key=lambda e: abs(diffs[e]))
+    others = max(abs(_val(c, m, metric, e)[0] - base) for m in ("GRR", "SS") for e in eps)
+    return (f"max |OPT − non-private| = {abs(diffs[worst]):.4f} at ε = {worst:g} (non-private {base:.4f}; "
+            f"criterion ≤ {claim.threshold:g}); GRR/SS max deviation {others:.4f}")
+
+
+def _ev_smallest(c: pd.DataFrame, eps: list[float], metric: str, claim: Any, bundle: Any) -> str:
+    base, _ = _val(c, BASELINE, metric)
+    wins = [e for e in eps if _val(c, "OPT", metric, e)[0] < min(_val(c, "GRR", metric, e)[0],
+                                                                  _val(c, "SS", metric, e)[0], base)]
+    sig = [e for e in eps if all(paired_upper(bundle, metric, "OPT", m, e)[1] < 0 for m in ("GRR", "SS", BASELINE))]
+    return (f"OPT smallest at {len(wins)}/{len(eps)} ε values (paired 95% CI below 0 against all three at "
+            f"{len(sig)}/{len(eps)})"
+            + (f" (not at ε = {', '.join(f'{e:g}' for e in eps if e not in wins)})" if len(wins) < len(eps) else ""))
+
+
+def _ev_gap_widens(c: pd.DataFrame, eps: list[float], metric: str, claim: Any, bundle: Any) -> str:
+    gap = {e: min(_val(c, "GRR", metric, e)[0], _val(c, "SS", metric, e)[0]) - _val(c, "OPT", metric, e)[0]
+           for e in eps}
+    mid = eps[len(eps) // 2]
+    return (f"min(GRR, SS) − OPT = {gap[eps[0]]:.4f} at ε = {eps[0]:g}, {gap[mid]:.4f} at ε = {mid:g}, "
+            f"{gap[eps[-1]]:.4f} at ε = {eps[-1]:g}")
+
+
+def _large_eps(c: pd.DataFrame, eps: list[float], metric: str) -> tuple[str, float, float, float]:
+    large = [e for e in eps if e >= 4]
+    opt = float(np.mean([_val(c, "OPT", metric, e)[0] for e in large])) if large else math.nan
+    grr = float(np.mean([_val(c, "GRR", metric, e)[0] for e in large])) if large else math.nan
+    return ", ".join(f"{e:g}" for e in large), opt, grr, _val(c, BASELINE, metric)[0]
+
+
+def _ev_large_eps_half(c: pd.DataFrame, eps: list[float], metric: str, claim: Any, bundle: Any) -> str:
+    large, opt, grr, base = _large_eps(c, eps, metric)
+    return (f"mean over ε ∈ {{{large}}}: OPT {opt:.4f}, GRR {grr:.4f}, non-private {base:.4f}; ratio "
+            f"{opt / min(grr, base):.2f} (criterion ≤ {claim.threshold:g})")
+
+
+def _ev_large_eps_reduction(c: pd.DataFrame, eps: list[float], metric: str, claim: Any, bundle: Any) -> str:
+    large, opt, grr, base = _large_eps(c, eps, metric)
+    return (f"mean over ε ∈ {{{large}}}: OPT {opt:.4f}, GRR {grr:.4f}, non-private {base:.4f}; reduction "
+            f"{min(grr, base) - opt:.4f} (criterion ≥ {claim.threshold:g})")
+
+
+def _ev_no_convergence(c: pd.DataFrame, eps: list[float], metric: str, claim: Any, bundle: Any) -> str:
+    o, _ = _val(c, "OPT", metric, eps[-1])
+    b, _ = _val(c, BASELINE, metric)
+    mean_d, upper = paired_upper(bundle, metric, "OPT", BASELINE, eps[-1])
+    return (f"at ε = {eps[-1]:g}: OPT {o:.4f} vs non-private {b:.4f}; paired difference {mean_d:.4f}, "
+            f"95% CI [{2 * mean_d - upper:.4f}, {upper:.4f}] (excludes 0 = distinct)")
+
+
+def _ev_similar(c: pd.DataFrame, eps: list[float], metric: str, claim: Any, bundle: Any) -> str:
+    spread = {e: np.ptp([_val(c, m, metric, e)[0] for m in METHODS]) for e in eps}
+    worst = max(spread, key=spread.get)
+    return f"max spread {spread[worst]:.4f} at ε = {worst:g} (criterion ≤ {claim.threshold:g})"
+
+
+def _ev_close_at_small_eps(c: pd.DataFrame, eps: list[float], metric: str, claim: Any, bundle: Any) -> str:
+    o, _ = _val(c, "OPT", metric, eps[0])
+    g = min(_val(c, m, metric, eps[0])[0] for m in ("GRR", "SS"))
+    return f"ε = {eps[0]:g}: OPT {o:.4f}, best of GRR/SS {g:.4f}"
+
+
+def _ev_beyond_threshold(c: pd.DataFrame, eps: list[float], metric: str, claim: Any, bundle: Any) -> str:
+    lower = {e: _val(c, "OPT", metric, e)[0] < min(_val(c, m, metric, e)[0] for m in ("GRR", "SS")) for e in eps}
+    signif = {e: all(paired_upper(bundle, metric, "OPT", m, e)[1] < 0 for m in ("GRR", "SS")) for e in eps}
+    threshold = next((e for i, e in enumerate(eps) if all(lower[x] for x in eps[i:])), None)
+    strict = next((e for i, e in enumerate(eps) if all(signif[x] for x in eps[i:])), None)
+    vals = "; ".join(f"ε={e:g}: OPT {_val(c, 'OPT', metric, e)[0]:.3f}, GRR {_val(c, 'GRR', metric, e)[0]:.3f},"
+                     f" SS {_val(c, 'SS', metric, e)[0]:.3f}" for e in eps)
+    sig_text = (f"significant (paired 95% CI of OPT − GRR and OPT − SS below 0) from ε = {strict:g} on"
+                if strict is not None else "no tail of the grid where OPT is significantly lower (paired 95% CIs)")
+    return ((f"threshold ε = {threshold:g}; " if threshold is not None else "no threshold in the grid; ")
+            + f"{sig_text} [{vals}]")
+
+
+#: the deciding values of each trend, by the claim name's `<trend>` part
+_EVIDENCE = {"unaffected": _ev_unaffected, "smallest": _ev_smallest, "gap-widens": _ev_gap_widens,
+             "large-eps-half": _ev_large_eps_half, "large-eps-reduction": _ev_large_eps_reduction,
+             "no-convergence": _ev_no_convergence, "similar": _ev_similar,
+             "close-at-small-eps": _ev_close_at_small_eps, "beyond-threshold": _ev_beyond_threshold}
+
+
+def _trend_claims(bundle: Any) -> list[tuple[str, str, Any]]:
+    """The experiment's ``[[claims]]`` of the form ``<metric>-<trend>``, as (metric, trend, claim), in metric order."""
+    out = []
+    for claim in bundle.spec.claims:
+        metric, _, trend = claim.name.partition("-")
+        if metric in _METRIC_ORDER and trend in _EVIDENCE:
+            out.append((metric, trend, claim))
+    return sorted(out, key=lambda x: _METRIC_ORDER.index(x[0]))
+
+
 def trend_checks(bundle: Any) -> list[tuple[str, str, bool]]:
-    """The §7 'Claimed trends' of this figure pair as (claim, deciding values, holds) triples."""
+    """The §7 'Claimed trends' of this figure pair as (claim, deciding values, holds) triples.
+
+    The verdicts are the experiment's ``[[claims]]`` on the summary (repro/engine/claims.py); a claim whose
+    selection has no rows in these results is left out."""
     c = curves(bundle)
-    p = bundle.run.get("params", {}) or dict(bundle.spec.params)
-    k = int(p.get("k", 2))
-    dataset = str(p.get("dataset"))
     eps = sorted(e for e in c.epsilon.unique() if e > 0)
     if not eps:
         return []
     fu, ff = _figure_ids(bundle)
+    verdicts = evaluate_all([cl for _, _, cl in _trend_claims(bundle)], bundle.summary, params=_params(bundle),
+                            values=supplied_values(bundle, c, eps))
     out: list[tuple[str, str, bool]] = []
-    tol = 0.005  # spec §9.2 item 12: accuracy within ~0.005 of non-DP
-    if k == 2:
-        for metric in ("accuracy", "f1"):
-            base, _ = _val(c, BASELINE, metric)
-            diffs = {e: _val(c, "OPT", metric, e)[0] - base for e in eps}
-            worst = max(diffs, key=lambda e: abs(diffs[e]))
-            others = max(abs(_val(c, m, metric, e)[0] - base) for m in ("GRR", "SS") for e in eps)
-            out.append((f"Fig. {fu}: OPT has little to no effect on {metric} (|OPT − non-private| ≤ {tol} at every ε)",
-                        f"max |OPT − non-private| = {abs(diffs[worst]):.4f} at ε = {worst:g} (non-private "
-                        f"{base:.4f}); GRR/SS max deviation {others:.4f}", abs(diffs[worst]) <= tol))
-        for metric, name in (("sp_gap", "Δ_SP"), ("eo_gap", "Δ_EO")):
-            base, _ = _val(c, BASELINE, metric)
-            wins = [e for e in eps if _val(c, "OPT", metric, e)[0] < min(_val(c, "GRR", metric, e)[0],
-                                                                          _val(c, "SS", metric, e)[0], base)]
-            sig = [e for e in eps if all(paired_upper(bundle, metric, "OPT", m, e)[1] < 0
-                                         for m in ("GRR", "SS", BASELINE))]
-            out.append((f"Fig. {ff}: OPT has a smaller {name} than GRR, SS and non-private at every ε",
-                        f"OPT smallest at {len(wins)}/{len(eps)} ε values (paired 95% CI below 0 against all three "
-                        f"at {len(sig)}/{len(eps)})"
-                        + (f" (not at ε = {', '.join(f'{e:g}' for e in eps if e not in wins)})"
-                           if len(wins) < len(eps) else ""), len(wins) == len(eps)))
-            gap = {e: min(_val(c, "GRR", metric, e)[0], _val(c, "SS", metric, e)[0]) - _val(c, "OPT", metric, e)[0]
-                   for e in eps}
-            out.append((f"Fig. {ff}: the {name} gap between GRR/SS and OPT widens as ε increases",
-                        f"min(GRR, SS) − OPT = {gap[eps[0]]:.4f} at ε = {eps[0]:g}, "
-                        f"{gap[eps[len(eps) // 2]]:.4f} at ε = {eps[len(eps) // 2]:g}, {gap[eps[-1]]:.4f} at "
-                        f"ε = {eps[-1]:g}", gap[eps[-1]] > gap[eps[0]]))
-            large = [e for e in eps if e >= 4] or eps[-1:]
-            opt = np.mean([_val(c, "OPT", metric, e)[0] for e in large])
-            grr = np.mean([_val(c, "GRR", metric, e)[0] for e in large])
-            if dataset == "lsac":
-                ratio = opt / min(grr, base)
-                out.append((f"Fig. {ff}: at larger ε OPT's {name} is 'almost half' of GRR/SS/non-private "
-                            "(ratio ≤ 0.6)",
-                            f"mean over ε ∈ {{{', '.join(f'{e:g}' for e in large)}}}: OPT {opt:.4f}, GRR {grr:.4f}, "
-                            f"non-private {base:.4f}; ratio {ratio:.2f}", ratio <= 0.6))
-            else:
-                red = min(grr, base) - opt
-                out.append((f"Fig. {ff}: at larger ε OPT reduces {name} by at least 0.02 (2 points)",
-                            f"mean over ε ∈ {{{', '.join(f'{e:g}' for e in large)}}}: OPT {opt:.4f}, GRR {grr:.4f}, "
-                            f"non-private {base:.4f}; reduction {red:.4f}", red >= 0.02))
-            o, _ = _val(c, "OPT", metric, eps[-1])
-            b, _ = _val(c, BASELINE, metric)
-            mean_d, upper = paired_upper(bundle, metric, "OPT", BASELINE, eps[-1])
-            lower = 2 * mean_d - upper
-            out.append((f"Fig. {ff}: OPT does not converge to the non-private {name} as ε grows",
-                        f"at ε = {eps[-1]:g}: OPT {o:.4f} vs non-private {b:.4f}; paired difference {mean_d:.4f}, "
-                        f"95% CI [{lower:.4f}, {upper:.4f}] (excludes 0 = distinct)", not lower <= 0 <= upper))
-    else:
-        for metric in ("accuracy", "f1"):
-            spread = {e: np.ptp([_val(c, m, metric, e)[0] for m in METHODS]) for e in eps}
-            worst = max(spread, key=spread.get)
-            out.append((f"Fig. {fu}: {metric} remains very similar across OPT, GRR and SS (spread ≤ {tol})",
-                        f"max spread {spread[worst]:.4f} at ε = {worst:g}", spread[worst] <= tol))
-        for metric, name in (("sp_gap", "Δ_SP"), ("eo_gap", "Δ_EO")):
-            lower = {e: _val(c, "OPT", metric, e)[0] < min(_val(c, m, metric, e)[0] for m in ("GRR", "SS"))
-                     for e in eps}
-            signif = {e: all(paired_upper(bundle, metric, "OPT", m, e)[1] < 0 for m in ("GRR", "SS")) for e in eps}
-            threshold = next((e for i, e in enumerate(eps) if all(lower[x] for x in eps[i:])), None)
-            strict = next((e for i, e in enumerate(eps) if all(signif[x] for x in eps[i:])), None)
-            small = eps[0]
-            o, ho = _val(c, "OPT", metric, small)
-            g = min(_val(c, m, metric, small)[0] for m in ("GRR", "SS"))
-            close = abs(o - g) <= max(0.01, 2 * ho)
-            vals = "; ".join(f"ε={e:g}: OPT {_val(c, 'OPT', metric, e)[0]:.3f}, GRR {_val(c, 'GRR', metric, e)[0]:.3f},"
-                             f" SS {_val(c, 'SS', metric, e)[0]:.3f}" for e in eps)
-            out.append((f"Fig. {ff}: OPT ≈ GRR/SS in {name} at small ε (|diff| ≤ max(0.01, 95% CI))",
-                        f"ε = {small:g}: OPT {o:.4f}, best of GRR/SS {g:.4f}", close))
-            sig_text = (f"significant (paired 95% CI of OPT − GRR and OPT − SS below 0) from ε = {strict:g} on"
-                        if strict is not None else "no tail of the grid where OPT is significantly lower (paired 95% CIs)")
-            out.append((f"Fig. {ff}: beyond a threshold ε, OPT has a smaller mean {name} than GRR and SS "
-                        "(at that ε and every larger one, threshold above the smallest ε)",
-                        (f"threshold ε = {threshold:g}; " if threshold is not None else "no threshold in the grid; ")
-                        + f"{sig_text} [{vals}]", threshold is not None and threshold > eps[0]))
+    for metric, trend, claim in _trend_claims(bundle):
+        ok = verdicts[claim.name]
+        if ok is None:
+            continue
+        fig = fu if metric in ("accuracy", "f1") else ff
+        out.append((f"Fig. {fig}: {claim.description}", _EVIDENCE[trend](c, eps, metric, claim, bundle), ok))
     return out
 
 

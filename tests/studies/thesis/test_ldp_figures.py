@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from repro.engine.spec import experiments_dir, load_experiment
 from repro.errors import InvalidParameterError
 from repro.privacy.ldp_mechanisms import ss_subset_size
 from repro.studies.thesis.ldp_figures import mechanism_output, stratified_split
@@ -46,11 +47,25 @@ def test_mechanism_output_encodings() -> None:
         mechanism_output("XYZ", a, 5, 1.0, opt_matrix=None, rng=rng)
 
 
+#: the experiment whose [[claims]] judge a (dataset, k) in these tests
+_EXPERIMENT = {("lsac", 2): "thesis-fig-5.3", ("adult", 2): "thesis-fig-5.1"}
+
+
+def _summary(trials: pd.DataFrame) -> pd.DataFrame:
+    """The summary's shape as far as claims read it: one row per (method, ε, metric) with its mean."""
+    if trials.empty:
+        return pd.DataFrame(columns=["method", "metric", "mean", "epsilon"])
+    metrics = [m for m in ("accuracy", "f1", "sp_gap", "eo_gap") if m in trials]
+    mean = trials.groupby(["method", "epsilon"], dropna=False)[metrics].mean().reset_index()
+    return mean.melt(id_vars=["method", "epsilon"], var_name="metric", value_name="mean")
+
+
 def _bundle(rows: list[dict], dataset: str, k: int) -> SimpleNamespace:
     trials = pd.DataFrame(rows)
     params = {"dataset": dataset, "attribute": "gender" if k == 2 else "race", "k": k, "figures": ["a", "b"]}
-    return SimpleNamespace(trials=trials, run={"params": params}, profile="full", variant="reference",
-                           spec=SimpleNamespace(params=params))
+    spec = load_experiment(experiments_dir() / f"{_EXPERIMENT.get((dataset, k), 'thesis-fig-5.5')}.toml")
+    return SimpleNamespace(trials=trials, summary=_summary(trials), run={"params": params}, profile="full",
+                           variant="reference", spec=SimpleNamespace(params=params, claims=spec.claims))
 
 
 def _rows(values: dict, seeds: int = 4) -> list[dict]:
@@ -146,3 +161,29 @@ def test_records_carry_each_mechanisms_privacy_label_and_the_report_shows_it(mon
     assert "- SS: *accounted*" in text and "- non-private: *non-private*" in text
     assert text in ldp_figures_report.report_markdown(bundle)
     assert "not recorded" in "\n".join(ldp_figures_report.privacy_lines(_bundle(_rows({}), "adult", k)))
+
+
+def _fixture(k: int, good: bool) -> dict:
+    """Tiny results on which every trend claim of a k-group experiment holds (good) or fails (bad)."""
+    vals = {("non-private", np.nan): (0.80, 0.30)}
+    for i, e in enumerate((0.5, 4.0, 8.0)):
+        if k == 2:   # good: OPT fairer, more so as ε grows, distinct from non-private; bad: OPT = non-private, less accurate
+            opt = (0.80, (0.28, 0.20, 0.15)[i]) if good else (0.70, 0.30)
+            grr = (0.80, (0.29, 0.30, 0.30)[i]) if good else (0.80, 0.30)
+            ss = grr
+        else:        # good: OPT ≈ GRR at the smallest ε, lower from ε = 4 on; bad: far at ε = 0.5, lower everywhere, SS off
+            opt = (0.80, (0.20, 0.22, 0.10)[i]) if good else (0.80, (0.10, 0.11, 0.12)[i])
+            grr = (0.80, (0.20, 0.30, 0.30)[i])
+            ss = (0.801, (0.20, 0.31, 0.31)[i]) if good else (0.81, (0.20, 0.31, 0.31)[i])
+        vals[("OPT", e)], vals[("GRR", e)], vals[("SS", e)] = opt, grr, ss
+    return vals
+
+
+@pytest.mark.parametrize(("dataset", "k"), [("lsac", 2), ("adult", 2), ("adult", 5)])
+@pytest.mark.parametrize("good", [True, False])
+def test_every_trend_claim_holds_on_a_good_fixture_and_fails_on_a_bad_one(dataset: str, k: int, good: bool) -> None:
+    """Each [[claims]] entry of Figures 5.1–5.10 is judged (none left out) and flips with the data."""
+    bundle = _bundle(_rows(_fixture(k, good)), dataset, k)
+    out = trend_checks(bundle)
+    assert len(out) == len(bundle.spec.claims) == (10 if k == 2 else 6)
+    assert [ok for _, _, ok in out] == [good] * len(out), [(c, ok) for c, _, ok in out]
