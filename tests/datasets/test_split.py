@@ -182,6 +182,8 @@ def test_study_splits_equal_the_old_policies_on_every_dataset_and_mode(data_mirr
     monkeypatch.setenv("REPRO_DATA_MIRROR", str(data_mirror))
     from repro.studies.dpfermi._tabular import load_dataset
     from repro.studies.dpfermi._tabular import split as dpfermi_split
+    from repro.engine.identity import stable_words
+    from repro.engine.trial import StreamSeed
     from repro.studies.thesis.part1_tables import prepare
 
     want = json.loads(FIXTURE.read_text(encoding="utf-8"))
@@ -190,7 +192,11 @@ def test_study_splits_equal_the_old_policies_on_every_dataset_and_mode(data_mirr
         for data in ("authors", "clean"):
             for sub in (0, 1000):
                 for mode, rep in (("fixed", 0), ("per-repetition", 1)):
-                    ds, sp, X = prepare(name, 0, mode, rep, sub, data)
+                    # the stream the old code drew: global_rng(0, "thesis-part1", "split", name, sub, rep'),
+                    # now the declared scope `split` of family thesis-part1 (tests/core/test_scopes.py)
+                    stream = StreamSeed((0, *stable_words("global", "thesis-part1", "split", name, sub,
+                                                          0 if mode == "fixed" else rep)))
+                    ds, sp, X = prepare(name, stream, sub, data)
                     got[f"thesis/{name}/{data}/{sub}/{mode}"] = _digest(sp.full_train, sp.train, sp.post, sp.test,
                                                                         X, ds.y, ds.s)
             ds = load_dataset(name, data)

@@ -3,6 +3,7 @@ grouping of a cell's repetitions) and under ``--jobs 1`` and ``--jobs 2`` (issue
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
@@ -33,9 +34,9 @@ def test_a_trial_alone_equals_it_in_batches(data: str, variant: str, data_mirror
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path / "data"))
     tasks = _tasks(7, data, variant)
-    alone = [study.run_trial(dict(t.params), t.context) for t in tasks]
-    one = [study.run_trials([dict(t.params)], [t.context])[0] for t in tasks]
-    many = study.run_trials([dict(t.params) for t in tasks], [t.context for t in tasks])
+    alone = [study.STUDY.run_trial(dict(t.params), t.context) for t in tasks]
+    one = [study.STUDY.batch.run([dict(t.params)], [t.context])[0] for t in tasks]
+    many = study.STUDY.batch.run([dict(t.params) for t in tasks], [t.context for t in tasks])
     assert _records(one) == _records(alone)          # exact equality, float for float
     assert _records(many) == _records(alone)
     assert [o.tables for o in many] == [o.tables for o in alone]
@@ -55,7 +56,7 @@ def test_baselines_and_user_methods_run_one_at_a_time() -> None:
                        overrides=SPEC.coerce_overrides({"subsample": [500], "epsilon": [1.0]}))
     tasks = plan_trials(SPEC, config)
     for task in tasks:
-        key = study.batch_key(dict(task.params), task.context)
+        key = study.STUDY.batch.key(dict(task.params), task.context)
         assert (key is None) == (task.params["method"] != "dp-fermi")
 
 
@@ -71,7 +72,7 @@ def test_jobs_1_and_2_and_unbatched_give_the_same_trials(data_mirror, tmp_path: 
         return out.trials.drop(columns="seconds")
 
     batched1, batched2 = trials(1, "j1"), trials(2, "j2")
-    monkeypatch.setattr(study, "batch_key", lambda params, ctx: None)   # every trial alone (in-process)
+    monkeypatch.setattr(study, "STUDY", dataclasses.replace(study.STUDY, batch=None))  # every trial alone (in-process)
     unbatched = trials(1, "alone")
     pd.testing.assert_frame_equal(batched1, batched2)
     pd.testing.assert_frame_equal(batched1, unbatched)
