@@ -44,8 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from repro.datasets.adult_race import load_adult_race
-from repro.datasets.compas import load_compas
+from repro.datasets import registry
 from repro.datasets.tabular import TabularDataset
 from repro.engine.study import Study
 from repro.engine.trial import StreamSeed, TrialContext, TrialOutput
@@ -56,12 +55,11 @@ from repro.privacy.guarantee import NON_PRIVATE, Guarantee
 from repro.privacy.ldp_mechanisms import optimal_binary_matrix, perturb
 from repro.studies.thesis.ldp_figures import mechanism_guarantee
 
-__all__ = ["STUDY", "DATASETS", "match_on_curve", "run_trial"]
+__all__ = ["STUDY", "match_on_curve", "run_trial"]
 
 #: FairProjection and the base model see the true attribute; their ``epsilon`` is the OPT ε they are matched to
 MATCHED_ONLY = "not private: the true attribute is used; `epsilon` names the OPT ε this row is matched to"
 
-DATASETS = {"compas": load_compas, "adult": load_adult_race}
 DEFAULT_TOLERANCES = (0.0, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0)
 DIV_NAMES = {"kl": "FairProjection-KL", "ce": "FairProjection-CE"}
 METRIC_NAME = {"sp": "sp_gap", "meo": "meo"}
@@ -79,9 +77,9 @@ def _gbm() -> Any:
 
 
 def _data(dataset: str, subsample: int, stream: StreamSeed) -> TabularDataset:
-    if dataset not in DATASETS:
-        raise InvalidParameterError(f"`dataset` must be one of {sorted(DATASETS)}; got {dataset!r}")
-    data = DATASETS[dataset]()
+    """Any tabular entry of the registry (the experiment's ``[domains]`` says which: ``compas``,
+    ``adult-race``), its clean data, and the smoke profile's subsample of rows from ``stream``."""
+    data = registry.get_dataset(dataset).require("tabular", "the thesis Part II tables").load("clean")
     if subsample and subsample < data.n:
         idx = np.sort(stream.rng().permutation(data.n)[:subsample])
         return dataclasses.replace(data, X=data.X[idx], y=data.y[idx], s=data.s[idx])
