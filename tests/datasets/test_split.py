@@ -180,10 +180,10 @@ def test_study_splits_equal_the_old_policies_on_every_dataset_and_mode(data_mirr
     subsample 0 and 1000, fixed and per-repetition; DP-FERMI ``split`` at subsample 0 and 1000, fractions 0.75
     and 0.8) for adult, credit-card, retired-adult and parkinsons in both data modes."""
     monkeypatch.setenv("REPRO_DATA_MIRROR", str(data_mirror))
-    from repro.studies.dpfermi._tabular import load_dataset
-    from repro.studies.dpfermi._tabular import split as dpfermi_split
     from repro.engine.identity import stable_words
     from repro.engine.trial import StreamSeed
+    from repro.studies.dpfermi._tabular import load_dataset
+    from repro.studies.dpfermi._tabular import split as dpfermi_split
     from repro.studies.thesis.part1_tables import prepare
 
     want = json.loads(FIXTURE.read_text(encoding="utf-8"))
