@@ -78,8 +78,13 @@ def _gbm() -> Any:
 
 def _data(dataset: str, subsample: int, stream: StreamSeed) -> TabularDataset:
     """Any tabular entry of the registry (the experiment's ``[domains]`` says which: ``compas``,
-    ``adult-race``), its clean data, and the smoke profile's subsample of rows from ``stream``."""
+    ``adult-race``), its clean data, and the smoke profile's subsample of rows from ``stream``. The model sees
+    the sensitive attribute as a feature (spec seed-003 §6.4: the reference's ``use_protected=True``): a dataset whose
+    features do not hold it (no ``s_column``) gets it as one more column."""
     data = registry.get_dataset(dataset).require("tabular", "the thesis Part II tables").load("clean")
+    if data.s_column is None:
+        data = dataclasses.replace(data, X=np.column_stack([data.X, data.s]).astype(float),
+                                   feature_names=(*data.feature_names, "sensitive"), s_column=data.X.shape[1])
     if subsample and subsample < data.n:
         idx = np.sort(stream.rng().permutation(data.n)[:subsample])
         return dataclasses.replace(data, X=data.X[idx], y=data.y[idx], s=data.s[idx])
