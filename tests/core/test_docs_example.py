@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+import repro.datasets
 import repro.studies
 from repro.cli import main
 from repro.datasets import registry
@@ -95,6 +96,8 @@ def test_the_worked_example_runs_from_its_text(tmp_path: Path, monkeypatch: pyte
         assert evaluate_all(spec.claims, summary) == {"error-falls-with-epsilon": True}
     finally:
         repro.studies.__path__.remove(str(studies))
+        if str(datasets) in repro.datasets.__path__:   # the registry put the folder on the package's path
+            repro.datasets.__path__.remove(str(datasets))
         for name in [m for m in sys.modules if m.startswith(("repro.studies.mydoc", "repro.datasets.coins"))]:
             del sys.modules[name]
         monkeypatch.undo()

@@ -351,7 +351,8 @@ def test_plot_and_report_from_stand_in_bundle(smoke_results, tmp_path: Path) -> 
     bundle = SimpleNamespace(
         spec=spec,
         trials=trials,
-        summary=summarize(spec, trials),
+        summary=summarize(spec, trials, [_ctx({"check": c, "zeta": z}).key.group("")
+                                         for c, z in zip(trials["check"], trials["zeta"], strict=True)]),
         run={"params": {}},
         table=lambda name, default=None: tables.get(name, default),
         directory=tmp_path,
