@@ -15,8 +15,7 @@ import numpy as np
 
 from repro.bandits.environments import BanditEnvironment
 from repro.bandits.policies import Policy, RankPolicy, tie_tolerance
-from repro.bandits.simulate import PolicyTrace, Stream, stream_contexts, within_group_basis
-from repro.errors import InvalidParameterError
+from repro.bandits.simulate import PolicyTrace, Stream, rounds_setup, within_group_basis
 
 __all__ = ["simulate_reference"]
 
@@ -37,18 +36,7 @@ def simulate_reference(env: BanditEnvironment, policies: Sequence[Policy], strea
 
     Spec: seed-001 §5, §7.3.
     """
-    T, K = stream.indices.shape
-    if contexts is None:
-        contexts = stream_contexts(env, stream)
-    exp = contexts @ env.theta_star
-    fair = env.true_ranks(exp)
-    rewards = exp + noise_scale * stream.reward_noise[:, None]
-    rank = [p for p in policies if isinstance(p, RankPolicy)]
-    for p in rank:
-        if p.history is not contexts:
-            raise InvalidParameterError("rank policies must be built with history=<the simulator's contexts>")
-        if p.variant != rank[0].variant:
-            raise InvalidParameterError("rank policies of one simulation must share the variant (one window)")
+    T, K, contexts, exp, fair, rewards, rank = rounds_setup(env, policies, stream, noise_scale, contexts)
     C = len(rank)
     bases = [within_group_basis(env.pools[k]) for k in range(K)] if C else []
     ranks_ = [b.shape[1] for b in bases]

@@ -83,18 +83,7 @@ def simulate(env: BanditEnvironment, policies: Sequence[Policy], stream: Stream,
 
     Spec: seed-001 §5, §7.3.
     """
-    T, K = stream.indices.shape
-    if contexts is None:
-        contexts = stream_contexts(env, stream)
-    exp = contexts @ env.theta_star
-    fair = env.true_ranks(exp)
-    rewards = exp + noise_scale * stream.reward_noise[:, None]
-    rank = [p for p in policies if isinstance(p, RankPolicy)]
-    for p in rank:
-        if p.history is not contexts:
-            raise InvalidParameterError("rank policies must be built with history=<the simulator's contexts>")
-        if p.variant != rank[0].variant:
-            raise InvalidParameterError("rank policies of one simulation must share the variant (one window)")
+    T, K, contexts, exp, fair, rewards, rank = rounds_setup(env, policies, stream, noise_scale, contexts)
     _check_own_generators(policies)
     actions = np.zeros((len(policies), T), dtype=np.int64)
     seconds = np.zeros(len(policies))
@@ -118,6 +107,27 @@ def simulate(env: BanditEnvironment, policies: Sequence[Policy], stream: Stream,
     traces = [PolicyTrace(p.name, actions[i], exp[rows, actions[i]], fair[rows, actions[i]], float(seconds[i]))
               for i, p in enumerate(policies)]
     return traces, {"exp_max": exp.max(axis=1), "fair_max": fair.max(axis=1), "exp": exp, "fair": fair}
+
+
+def rounds_setup(env: BanditEnvironment, policies: Sequence[Policy], stream: Stream, noise_scale: float,
+                 contexts: np.ndarray | None) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                        list[RankPolicy]]:
+    """What every simulator of a stream starts from (spec seed-001 §5, D9): T, K, the contexts, the expected
+    and fair rewards and the observed ones, and the rank policies (checked: built on these contexts, one
+    variant)."""
+    T, K = stream.indices.shape
+    if contexts is None:
+        contexts = stream_contexts(env, stream)
+    exp = contexts @ env.theta_star
+    fair = env.true_ranks(exp)
+    rewards = exp + noise_scale * stream.reward_noise[:, None]
+    rank = [p for p in policies if isinstance(p, RankPolicy)]
+    for p in rank:
+        if p.history is not contexts:
+            raise InvalidParameterError("rank policies must be built with history=<the simulator's contexts>")
+        if p.variant != rank[0].variant:
+            raise InvalidParameterError("rank policies of one simulation must share the variant (one window)")
+    return T, K, contexts, exp, fair, rewards, rank
 
 
 def _check_own_generators(policies: Sequence[Policy]) -> None:
