@@ -172,7 +172,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     Parameters
     ----------
     params
-        ``dataset`` ("compas" | "adult"), ``fairness`` ("sp" | "meo"), ``epsilons``, ``tolerances``,
+        ``dataset`` (a tabular registry entry: "compas", "adult-race"), ``fairness`` ("sp" | "meo"), ``epsilons``, ``tolerances``,
         ``divergences`` (subset of ["kl", "ce"]), ``test_size`` (0.3), ``subsample`` (0 = all rows),
         ``admm_max_iter`` (500), ``admm_tol`` (early stop once residuals < tol; 0 = never),
         ``admm_reg`` ("reference" = 1/√n, or a number).
