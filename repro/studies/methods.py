@@ -1,11 +1,18 @@
 """Method registries of the studies: one file per method in a study's ``methods/`` folder, found by scanning it.
 
-A method file defines ``METHOD = Method(...)``: the name the experiment files use (grid/cell ``method``), its
-declared privacy guarantee (a :class:`repro.privacy.guarantee.Guarantee`, or one per study variant), the
-record names it writes (Algorithm 2 also writes its base model's row), its position and style in tables
-and figures, and ``run``: how it trains and scores on a prepared split (the signature is the study's; see
-the study's module docstring). Adding a method is adding one file; the study's report draws every method
-it finds, and a researcher's own method (``repro run --with``) is drawn beside them, labelled as theirs.
+A method file defines ``METHOD``: the name the experiment files use (grid/cell ``method``), its declared
+privacy guarantee (a :class:`repro.privacy.guarantee.Guarantee`, or one per study variant), the record names
+it writes (Algorithm 2 also writes its base model's row), its position and style in tables and figures, and
+``run``: how it trains and scores on a prepared split (the signature is the study's; see the study's module
+docstring). Adding a method is adding one file; the study's report draws every method it finds, and a
+researcher's own method (``repro run --with``) is drawn beside them, labelled as theirs.
+
+Most methods are declarations (issue 34, item 1): :meth:`Method.declare` names the learner, the knob it
+sweeps in one trial (:class:`Knob`) and the experiment parameters it reads (:class:`Param`), and the
+study's one generic ``runner`` builds the learner call, scores every knob point with the study's metrics
+and writes the privacy row. A method that trains its knob grid in one batched pass declares that hook
+instead (:meth:`Method.batched`: ``prepare`` + the learner unit's ``fit_many``); one that needs logic of
+its own (Algorithm 2's base-model row) keeps a hand-written ``run``.
 """
 
 from __future__ import annotations
@@ -17,11 +24,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from repro.errors import InvalidParameterError, UnknownNameError
 from repro.privacy.guarantee import Guarantee
 from repro.privacy.guarantee import is_user_declared as is_user_label
 
-__all__ = ["KnobFit", "Method", "discover", "find", "is_user_label", "USER_SUFFIX"]
+__all__ = ["BatchedRun", "Declared", "Knob", "KnobFit", "Learner", "Method", "Param", "discover", "find",
+           "is_user_label", "USER_SUFFIX"]
 
 #: how figures and reports mark a researcher's method (``repro run --with``)
 USER_SUFFIX = "(yours)"
@@ -47,6 +57,119 @@ class KnobFit:
 
 
 @dataclass(frozen=True)
+class Param:
+    """A learner argument read from a trial's parameters: ``kind(params[name])``."""
+
+    name: str
+    kind: Callable[[Any], Any] = float
+
+    def read(self, params: Mapping[str, Any]) -> Any:
+        """The argument's value in the trial with parameters ``params``."""
+        return self.kind(params[self.name])
+
+
+@dataclass(frozen=True)
+class Knob:
+    """The grid a method sweeps inside one trial (λ, γ, the bound B, ...): learner argument ``arg`` gets
+    ``[kind(v) for v in params[param]]``; the learner's result lists the points it trained as its attribute
+    ``fitted`` (default ``arg``), the values the records' ``knob`` column shows (issue 34, item 1)."""
+
+    arg: str
+    param: str
+    kind: Callable[[Any], Any] = float
+    fitted: str | None = None
+
+    def read(self, params: Mapping[str, Any]) -> list:
+        """The knob points of the trial with parameters ``params``."""
+        return [self.kind(v) for v in params[self.param]]
+
+    def points(self, result: Any) -> list:
+        """The knob points a learner's result reports, in its order."""
+        return list(getattr(result, self.fitted or self.arg))
+
+
+#: how a learner's result predicts on the test rows, one (possibly expected) 0/1 prediction per knob point
+_PREDICTIONS: dict[str, Callable[[Any, Any], list]] = {
+    "model": lambda result, X: [result.model.predict(X)],
+    "models": lambda result, X: [model.predict(X) for model in result.models],
+    "proba": lambda result, X: list(np.asarray(result.predict_proba(X)).T),
+}
+
+
+@dataclass(frozen=True)
+class Learner:
+    """How a declared method calls its learner (:meth:`Method.declare`).
+
+    The study's runner calls ``fit(X, y, s, **budget, **kwargs(params))``: ``budget`` is the study's (ε, δ
+    and the trial's generator), :meth:`kwargs` the knob's points, every ``params`` entry read from the
+    trial and the ``fixed`` constants. ``predict`` says how the result predicts per knob point (``model``:
+    one model, no knob; ``models``: one model per point; ``proba``: the columns of ``predict_proba``), and
+    ``reports`` names the result's attributes the privacy row copies, in that order.
+    """
+
+    fit: Callable[..., Any]
+    knob: Knob | None = None
+    params: Mapping[str, Param] = field(default_factory=dict)
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    predict: str = "model"
+    reports: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.predict not in _PREDICTIONS:
+            raise InvalidParameterError(f"predict must be one of {', '.join(_PREDICTIONS)}; got {self.predict!r}.")
+        if (self.knob is None) != (self.predict == "model"):
+            raise InvalidParameterError("a learner with a knob predicts per point ('models' or 'proba'); "
+                                        f"one without predicts with its 'model' (got knob={self.knob}, "
+                                        f"predict={self.predict!r}).")
+
+    def kwargs(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The learner's keyword arguments besides the study's budget, for a trial with ``params``."""
+        out = {self.knob.arg: self.knob.read(params)} if self.knob is not None else {}
+        out.update({arg: p.read(params) for arg, p in self.params.items()})
+        out.update(self.fixed)
+        return out
+
+    def points(self, result: Any) -> list:
+        """The knob points a fitted result trained, in its order (``[None]`` when there is no knob)."""
+        return self.knob.points(result) if self.knob is not None else [None]
+
+    def predictions(self, result: Any, X: Any) -> list:
+        """The result's prediction on ``X`` at each knob point (one when it has no knob)."""
+        return _PREDICTIONS[self.predict](result, X)
+
+    def report(self, result: Any) -> dict[str, Any]:
+        """The result's ``reports`` attributes, for the privacy row."""
+        return {name: getattr(result, name) for name in self.reports}
+
+
+@dataclass(frozen=True)
+class Declared:
+    """The ``run`` of a declared method: the study's generic ``runner(self, *args)``, which reads ``name``,
+    ``learner`` and ``guarantee`` from this declaration (:meth:`Method.declare`)."""
+
+    name: str
+    learner: Any
+    guarantee: Guarantee | Mapping[str, Guarantee]
+    runner: Callable[..., Any]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.runner(self, *args, **kwargs)
+
+
+@dataclass(frozen=True)
+class BatchedRun:
+    """The ``run`` of a batched method for one trial alone: ``prepare``, then the learner unit's
+    ``fit_many`` on that one :class:`KnobFit` (:meth:`Method.batched`)."""
+
+    prepare: Callable[..., KnobFit]
+    fit_many: Callable[..., list]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fit = self.prepare(*args, **kwargs)
+        return fit.finish(self.fit_many(fit.X, fit.y, fit.s, [fit.configs], [fit.rng])[0])
+
+
+@dataclass(frozen=True)
 class Method:
     """One method of a study (see the module docstring).
 
@@ -65,6 +188,25 @@ class Method:
     #: ``fit_many(X, y, s, configs, generators)`` is the learner unit's batched fit
     prepare: Callable[..., KnobFit] | None = None
     fit_many: Callable[..., list] | None = None
+
+    @classmethod
+    def declare(cls, *, name: str, learner: Any, guarantee: Guarantee | Mapping[str, Guarantee],
+                runner: Callable[..., Any], style: Mapping[str, Any] | None = None, **rest: Any) -> Method:
+        """A method that is a declaration: ``runner`` (the study's generic run, written once) trains
+        ``learner`` (a :class:`Learner`, or what that runner reads) and scores it. ``style`` is the
+        style of its one record name; ``rest`` are the other fields (``order``, ``variant_independent``)."""
+        return cls(name=name, run=Declared(name, learner, guarantee, runner), guarantee=guarantee,
+                   style={name: dict(style or {})}, **rest)
+
+    @classmethod
+    def batched(cls, *, name: str, prepare: Callable[..., KnobFit], fit_many: Callable[..., list],
+                guarantee: Guarantee | Mapping[str, Guarantee], style: Mapping[str, Any] | None = None,
+                **rest: Any) -> Method:
+        """A method whose one hook fits a trial's knob grid batched: ``prepare`` takes the study's ``run``
+        arguments and returns a :class:`KnobFit`; ``fit_many`` is the learner unit's batched fit. Its
+        ``run`` (one trial alone) is :class:`BatchedRun`; a study that batches trials calls the two itself."""
+        return cls(name=name, run=BatchedRun(prepare, fit_many), prepare=prepare, fit_many=fit_many,
+                   guarantee=guarantee, style={name: dict(style or {})}, **rest)
 
     @property
     def record_names(self) -> tuple[str, ...]:
