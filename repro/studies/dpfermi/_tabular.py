@@ -1,6 +1,7 @@
-"""The tabular DP-FERMI figures' data and metrics, shared by the study and its method files.
+"""The tabular DP-FERMI figures' data and metrics, shared by the study and its method files, and the one
+run of their declared methods (:func:`run_declared`).
 
-Spec: seed-004-dpfermi.md §7.1 (datasets, 3:1 split), §7.3 (metrics (10)/(11)).
+Spec: seed-004-dpfermi.md §7.1 (datasets, 3:1 split), §7.3 (metrics (10)/(11)), §8 (baselines).
 """
 
 from __future__ import annotations
@@ -14,8 +15,13 @@ from repro.datasets import registry
 from repro.datasets.split import split as split_rows
 from repro.engine.trial import TrialContext
 from repro.fairness.metrics import eq_odds_gap, sp_gap
+from repro.studies.methods import Declared, Param
 
-__all__ = ["load_dataset", "split", "metrics", "privileged_group"]
+__all__ = ["load_dataset", "split", "metrics", "privileged_group", "run_declared", "BASELINE_SGD"]
+
+#: the DP-SGD hyperparameters the baselines share (spec §8: C = 1, lr 0.1, batch 1024 in the experiment files)
+BASELINE_SGD = {"batch_size": Param("batch_size", int), "lr": Param("baseline_lr"),
+                "clip_norm": Param("baseline_clip")}
 
 
 @functools.lru_cache(maxsize=8)
@@ -58,3 +64,24 @@ def metrics(prob_pred: np.ndarray, y: np.ndarray, s: np.ndarray, fairness: str) 
 def privileged_group(y: np.ndarray, s: np.ndarray) -> int:
     rates = [y[s == g].mean() for g in range(int(s.max()) + 1)]
     return int(np.argmax(rates))
+
+
+def run_declared(method: Declared, params: dict[str, Any], ctx: TrialContext, data: str, ds,
+                 parts: tuple) -> tuple[list, list, dict]:
+    """A declared method's trial (:meth:`repro.studies.methods.Method.declare`): its learner on the training
+    rows with the budget (ε, δ = 1/n²) and the trial's generator, one record per knob point scored on the test
+    rows, and the privacy row (the learner's reported noise and steps, the declared guarantee at this (ε, δ)).
+    Spec: seed-004 §7.2–§7.4, §8."""
+    Xtr, ytr, str_, Xte, yte, ste = parts
+    learner = method.learner
+    eps = float(params["epsilon"])
+    n = Xtr.shape[0]
+    delta = 1.0 / n**2
+    result = learner.fit(Xtr, ytr, str_, epsilon=eps, delta=delta, **learner.kwargs(params), rng=ctx.rng())
+    records = []
+    for point, pred in zip(learner.points(result), learner.predictions(result, Xte), strict=True):
+        knob = {} if point is None else {"knob": point}
+        records.append({"method": method.name, **knob, **metrics(pred, yte, ste, params["fairness"])})
+    privacy = {"method": method.name, "epsilon": eps, "delta": delta, "n_train": n, **learner.report(result),
+               "guarantee": method.guarantee.with_epsilon(eps, delta).describe()}
+    return records, [privacy], {}
