@@ -199,11 +199,6 @@ def prepare(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tup
     return KnobFit(Xtr, ytr, str_, [cfg.with_(lam=lam) for lam in lambdas] + [nonpriv], ctx.rng(), finish_strict)
 
 
-def run(params: dict[str, Any], ctx: TrialContext, data: str, ds, parts: tuple) -> tuple[list, list, dict]:
-    """One trial alone: :func:`prepare`, then its models as one compiled program."""
-    fit = prepare(params, ctx, data, ds, parts)
-    return fit.finish(fit_many(fit.X, fit.y, fit.s, [fit.configs], [fit.rng])[0])
-
-
-METHOD = Method(name="dp-fermi", run=run, prepare=prepare, fit_many=fit_many, guarantee=GUARANTEES, order=30,
-                style={"dp-fermi": {"color": "tab:orange", "label": "DP-FERMI"}})
+#: declared by its batched hook: the study trains the λ grids of several trials in one ``fit_many`` call
+METHOD = Method.batched(name="dp-fermi", prepare=prepare, fit_many=fit_many, guarantee=GUARANTEES, order=30,
+                        style={"color": "tab:orange", "label": "DP-FERMI"})
