@@ -3,14 +3,12 @@ the 1×1 trace (what the authors' code gives when pandas lists the other group f
 
 from __future__ import annotations
 
-import functools
-
 from repro.studies.methods import Method
-from repro.studies.thesis.methods._fermi import run_fermi
+from repro.studies.thesis.methods._fermi import Fermi, run_fermi
 from repro.studies.thesis.methods.dp_fermi import GUARANTEE
 
 NAME = "DP-FERMI (other group order)"
 
-METHOD = Method(name=NAME, guarantee=GUARANTEE, order=20,
-                style={NAME: {"color": "C7", "marker": "v", "alpha": 0.55}},
-                run=functools.partial(run_fermi, NAME, "other-group", GUARANTEE.label.value))
+METHOD = Method.declare(name=NAME, learner=Fermi("reference", other_group=True),
+                        guarantee=GUARANTEE, runner=run_fermi, order=20,
+                        style={"color": "C7", "marker": "v", "alpha": 0.55})

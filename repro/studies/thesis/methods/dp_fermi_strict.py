@@ -4,17 +4,15 @@ privacy w.r.t. all features (``eps_total`` records it). Spec: seed-004 §4.4 (en
 
 from __future__ import annotations
 
-import functools
 import math
 
 from repro.learners.dp_fermi_unit import VARIANTS, guarantee
 from repro.studies.methods import Method
-from repro.studies.thesis.methods._fermi import run_fermi
+from repro.studies.thesis.methods._fermi import Fermi, run_fermi
 
 NAME = "DP-FERMI (strict)"
 #: the engine's declaration for per-sample clipping of the joint gradient (P-hat_S public); ε filled per cell
 GUARANTEE = guarantee(VARIANTS["strict-all"], math.inf, 0.0)
 
-METHOD = Method(name=NAME, guarantee=GUARANTEE, order=30,
-                style={NAME: {"color": "C2", "marker": "^", "alpha": 0.55}},
-                run=functools.partial(run_fermi, NAME, "strict", GUARANTEE.label.value))
+METHOD = Method.declare(name=NAME, learner=Fermi("strict-all"), guarantee=GUARANTEE,
+                        runner=run_fermi, order=30, style={"color": "C2", "marker": "^", "alpha": 0.55})
