@@ -2,7 +2,8 @@
 
 Each file defines ``METHOD`` whose ``run(params, ctx, data, ds, parts) -> (records, privacy rows, tables)``
 trains every knob point of one (dataset, ε) cell on ``parts`` = (X, y, s) of the training and test rows
-(:func:`repro.studies.dpfermi._tabular.split`). A method may train its knob points in one batched pass.
+(:func:`repro.studies.dpfermi._tabular.split`). The baselines are declarations run by
+:func:`repro.studies.dpfermi._tabular.run_declared`; DP-FERMI is its batched hook (``Method.batched``).
 """
 
 from repro.studies.methods import Method, discover, find
