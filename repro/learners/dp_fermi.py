@@ -73,6 +73,10 @@ noise draws (common random numbers, like the authors' per-seed ``torch.manual_se
 a step is one (m × d)·(d × G) product. Each model is exactly the run that :func:`train_dp_fermi` would
 give it alone with the same generator, up to floating-point summation order; its own privacy is
 unchanged (sharing randomness across released models is not part of any one model's guarantee).
+
+Calibration: this module is the one place that computes DP-FERMI's schedule (q, T) (:func:`schedule`) and
+its noise (:func:`calibrate_privacy` for the accountant-calibrated modes, :func:`reference_noise` for
+Theorem 3.3's σ's); the learner unit's ``configure`` (:mod:`repro.learners.dp_fermi_unit`) decides with them.
 """
 
 from __future__ import annotations
@@ -86,14 +90,17 @@ import numpy as np
 from scipy.special import expit
 
 from repro.errors import InvalidParameterError
+from repro.learners import dp_sgd
 from repro.learners.logistic import LogisticModel, SoftmaxModel, torch_linear_init
-from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_event, opacus_sampling
+from repro.privacy.accounting import dp_sgd_event
+from repro.privacy.dpfermi_noise import NoiseLevels, theorem33_noise
 from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
 from repro.privacy.strict_accountant import ACCOUNTANT_NAME, StrictEvent, calibrate_strict_noise_multiplier
 
 __all__ = ["DPFermiConfig", "DPFermiResult", "train_dp_fermi", "train_dp_fermi_batch",
            "ermi", "REFERENCE", "privacy_event", "calibrate_privacy", "accountant_name", "guarantee",
-           "STRICT_ALL_FEATURES", "STRICT_SENSITIVE", "PER_MODEL_FIELDS"]
+           "STRICT_ALL_FEATURES", "STRICT_SENSITIVE", "PER_MODEL_FIELDS", "schedule", "reference_noise",
+           "noise_stds"]
 
 _CHOICES = {
     "head": ("logistic", "softmax"),
@@ -192,6 +199,27 @@ STRICT_SENSITIVE = DPFermiConfig(
     theta_noise_scale="lambda", w_noise_scale="one", eo_weighting="label_prior")
 
 
+def schedule(config: DPFermiConfig, n: int) -> tuple[float | None, int]:
+    """(q, T) of ``config`` on ``n`` training rows: Poisson sampling with Opacus's q = 1/⌈n/B⌉ and
+    T = epochs·⌈n/B⌉ (:func:`repro.learners.dp_sgd.schedule`), or (None, epochs·⌈n/B⌉) for shuffled or
+    uniform batches. Every engine and caller reads (q, T) here. Spec: seed-004 §4.3–§4.4."""
+    if n < 1:
+        raise InvalidParameterError(f"n must be >= 1; got {n}.")
+    if config.sampling == "poisson":
+        return dp_sgd.schedule(n, config.batch_size, config.epochs)
+    return None, config.epochs * math.ceil(n / config.batch_size)
+
+
+def reference_noise(config: DPFermiConfig, n: int, epsilon: float, delta: float, rho: float, *,
+                    scope: Literal["sensitive", "all"] = "sensitive", warn: bool = True) -> NoiseLevels:
+    """Theorem 3.3's σ_θ and σ_W for ``config`` on ``n`` rows at (ε, δ) with group floor ρ (L_θ = its clip
+    norm, D = its W radius, T from :func:`schedule`): part (a) (``sensitive``) or the thesis's all-feature
+    formulas (``all``). Spec: seed-004 §5; seed-003 §3.3."""
+    _, steps = schedule(config, n)
+    return theorem33_noise(n, steps, config.batch_size, rho, epsilon, delta, scope=scope,
+                           lipschitz=config.clip_norm, w_radius=config.w_radius, warn=warn)
+
+
 def privacy_event(config: DPFermiConfig, noise_multiplier: float, q: float, steps: int):
     """The accounted event of an accountant-calibrated mode (None for the others or z = 0).
 
@@ -213,7 +241,7 @@ def calibrate_privacy(config: DPFermiConfig, epsilon: float, delta: float, q: fl
     if config.theta_clip == "sensitive":
         return calibrate_strict_noise_multiplier(float(epsilon), float(q), int(steps), float(delta))
     if config.theta_clip == "per_sample":
-        return calibrate_noise_multiplier(float(epsilon), float(delta), float(q), int(steps))
+        return dp_sgd.calibrate_noise(epsilon, delta, q, steps)
     raise InvalidParameterError(
         f"theta_clip={config.theta_clip!r} is not accountant-calibrated; use 'per_sample' or 'sensitive'.")
 
@@ -386,6 +414,31 @@ def _w_sensitivity(isp: np.ndarray, form: str, group: int) -> float:
     return float(2 * math.sqrt(top.sum()))
 
 
+def noise_stds(configs: Sequence[DPFermiConfig], isps: Sequence[np.ndarray], form: str,
+               group: int) -> tuple[np.ndarray, list[np.ndarray], bool, bool]:
+    """Per-model noise std of θ (per coordinate) and of each W part (one per entry of ``isps``, its 1/√p̂_S),
+    and whether θ and W noise is drawn at all, for configurations of one privacy mode.
+
+    ``per_sample``: σ = z·C on both blocks; ``sensitive``: the joint (θ, W) sensitivity/noise ratio 1/z,
+    λ√2·z·2C on θ (×λ: Algorithm 1 line 4) and √2·z·Δ_W on W; otherwise the configured σ_θ, σ_W (×λ where
+    the configuration says). Spec: seed-004 §4.4, §5."""
+    cfg = configs[0]
+    lam = np.array([c.lam for c in configs])
+    if cfg.per_sample_privacy:
+        z = np.array([c.noise_multiplier for c in configs])
+        clip = np.array([c.clip_norm for c in configs])
+        if cfg.theta_clip == "per_sample":
+            th_std, w_std = z * clip, [z * clip for _ in isps]
+        else:
+            th_std = lam * math.sqrt(2) * z * 2 * clip
+            w_std = [math.sqrt(2) * z * _w_sensitivity(isp, form, group) for isp in isps]
+        draw = any(c.noise_multiplier > 0 for c in configs)
+        return th_std, w_std, draw, draw
+    th_std = np.array([c.sigma_theta for c in configs]) * (lam if cfg.theta_noise_scale == "lambda" else 1.0)
+    w_std = [np.array([c.sigma_w for c in configs]) * (lam if cfg.w_noise_scale == "lambda" else 1.0) for _ in isps]
+    return th_std, w_std, any(c.sigma_theta > 0 for c in configs), any(c.sigma_w > 0 for c in configs)
+
+
 def _project(W: np.ndarray, kind: str, radius: float | np.ndarray) -> np.ndarray:
     """Per model (axis 0): Frobenius ball of ``radius`` or the entrywise box [−radius, radius];
     ``radius`` is a scalar or one value per model (a float array of those is used as it is)."""
@@ -409,12 +462,12 @@ def _batch_indices(n: int, cfg: DPFermiConfig, rng: np.random.Generator):
             for i in range(0, n, cfg.batch_size):
                 yield perm[i:i + cfg.batch_size]
     elif cfg.sampling == "poisson":
-        q, steps = opacus_sampling(n, cfg.batch_size, cfg.epochs)
+        q, steps = schedule(cfg, n)
         for _ in range(steps):
             yield np.flatnonzero(rng.random(n) < q)
     else:
         m = min(cfg.batch_size, n)
-        for _ in range(math.ceil(n / cfg.batch_size) * cfg.epochs):
+        for _ in range(schedule(cfg, n)[1]):
             yield rng.choice(n, size=m, replace=False)
 
 
@@ -528,27 +581,13 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
     shape = (1, 1) if form == "code_1x1" else (k, n_classes)
     Ws = {lab: np.repeat((rng.standard_normal(shape) if cfg.w_init == "normal" else np.zeros(shape))[None],
                          G, axis=0) for lab in labels}
-    q, steps = (opacus_sampling(n, cfg.batch_size, cfg.epochs) if cfg.sampling == "poisson"
-                else (None, math.ceil(n / cfg.batch_size) * cfg.epochs))
+    q, steps = schedule(cfg, n)
     expected = max(int(n * q), 1) if q is not None else None
     t_hat = int(rng.integers(1, steps + 1)) if cfg.return_iterate == "random" else steps
 
     # per-model noise std (θ: per coordinate of the (d+1)×L parameter; W: per label matrix)
-    if cfg.per_sample_privacy:
-        z = np.array([c.noise_multiplier for c in configs])
-        if mode == "per_sample":
-            th_std = z * clip
-            w_std = {lab: z * clip for lab in labels}
-        else:  # sensitive: joint (θ, W) sensitivity/noise ratio 1/z, θ noise ×λ (Algorithm 1 line 4)
-            th_std = lam * math.sqrt(2) * z * 2 * clip
-            w_std = {lab: math.sqrt(2) * z * _w_sensitivity(isp[lab], form, group) for lab in labels}
-        draw_theta = draw_w = any(c.noise_multiplier > 0 for c in configs)
-    else:
-        th_std = np.array([c.sigma_theta for c in configs]) * (lam if cfg.theta_noise_scale == "lambda" else 1.0)
-        w_std = {lab: np.array([c.sigma_w for c in configs]) * (lam if cfg.w_noise_scale == "lambda" else 1.0)
-                 for lab in labels}
-        draw_theta = any(c.sigma_theta > 0 for c in configs)
-        draw_w = any(c.sigma_w > 0 for c in configs)
+    th_std, w_stds, draw_theta, draw_w = noise_stds(configs, [isp[lab] for lab in labels], form, group)
+    w_std = dict(zip(labels, w_stds, strict=True))
 
     kept = None
     for t, idx in enumerate(_batch_indices(n, cfg, rng), start=1):

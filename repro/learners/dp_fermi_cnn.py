@@ -71,10 +71,10 @@ from repro.learners.dp_fermi import (
     DPFermiConfig,
     _batch_indices,
     _init_theta,
-    _w_sensitivity,
+    noise_stds,
     privacy_event,
+    schedule,
 )
-from repro.privacy.accounting import opacus_sampling
 
 __all__ = [
     "VGG_CHANNELS",
@@ -586,24 +586,18 @@ def train_dp_fermi_jax_many(
     lam = np.array([c.lam for c in configs])
     strict = cfg.theta_clip == "sensitive"
     track = model == "vgg" and norm_stats == "running" and not strict
+    q, steps = schedule(cfg, n)   # strict ⇔ Poisson (_check_config): q is None on the reference path
+    th_std, (w_std,), draw_theta, draw_w = noise_stds(configs, [isp], "full", 0)   # the numpy engine's noise
     if strict:  # the numpy engine's "sensitive" mode: joint (θ, W) sensitivity/noise ratio 1/z
-        q, steps = opacus_sampling(n, cfg.batch_size, cfg.epochs)
         denom = float(max(int(n * q), 1))
-        z = np.array([c.noise_multiplier for c in configs])
-        th_std = lam * math.sqrt(2) * z * 2 * cfg.clip_norm
         if rows != k:
             raise InvalidParameterError("the strict mode trains the paper's k × l W (w_rows='groups').")
-        w_std = math.sqrt(2) * z * _w_sensitivity(isp, "full", 0)
-        draw_theta = draw_w = bool(np.any(z > 0))
+        if len({c.clip_norm for c in configs}) > 1:
+            raise InvalidParameterError("the strict mode clips every model to one clip_norm; got several.")
         step_fn = _make_strict_step(
             apply, cfg.clip_norm, cfg.lr_theta, cfg.lr_w, cfg.w_projection, cfg.w_radius, tuple(shapes)
         )
     else:
-        q, steps = None, math.ceil(n / cfg.batch_size) * cfg.epochs
-        th_std = np.array([c.sigma_theta for c in configs]) * (lam if cfg.theta_noise_scale == "lambda" else 1.0)
-        w_std = np.array([c.sigma_w for c in configs]) * (lam if cfg.w_noise_scale == "lambda" else 1.0)
-        draw_theta = any(c.sigma_theta > 0 for c in configs)
-        draw_w = any(c.sigma_w > 0 for c in configs)
         step_fn = _make_step(
             vgg_forward if track else apply,
             cfg.theta_clip,
@@ -638,7 +632,7 @@ def train_dp_fermi_jax_many(
         t0 = time.perf_counter()
         done = 0
         every = max(1, steps // 20)
-        per_epoch = math.ceil(n / cfg.batch_size) if cfg.sampling == "shuffle" else None
+        per_epoch = steps // cfg.epochs if cfg.sampling == "shuffle" else None
         for t, idx in enumerate(_batch_indices(n, cfg, rng), start=1):
             m = idx.size
             size = B * max(1, math.ceil(m / B))  # Poisson batches vary: pad to a multiple of B (few compiles)

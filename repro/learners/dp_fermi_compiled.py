@@ -43,10 +43,10 @@ from repro.learners.dp_fermi import (
     _checked_inputs,
     _init_theta,
     _shared_config,
-    _w_sensitivity,
+    noise_stds,
+    schedule,
 )
 from repro.learners.logistic import LogisticModel, SoftmaxModel
-from repro.privacy.accounting import opacus_sampling
 
 __all__ = ["fit_many", "train_batch"]
 
@@ -107,24 +107,9 @@ def _draws(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: Sequence[DPFerm
     w_shape = (1, 1) if form == "code_1x1" else (k, n_classes)
     W0 = [np.repeat((rng.standard_normal(w_shape) if cfg.w_init == "normal" else np.zeros(w_shape))[None], G, axis=0)
           for _ in labels]
-    q, steps = (opacus_sampling(n, cfg.batch_size, cfg.epochs) if cfg.sampling == "poisson"
-                else (None, math.ceil(n / cfg.batch_size) * cfg.epochs))
+    q, steps = schedule(cfg, n)
     t_hat = int(rng.integers(1, steps + 1)) if cfg.return_iterate == "random" else steps
-    if cfg.per_sample_privacy:
-        z = np.array([c.noise_multiplier for c in configs])
-        if mode == "per_sample":
-            th_std = z * clip
-            w_std = [z * clip for _ in labels]
-        else:
-            th_std = lam * math.sqrt(2) * z * 2 * clip
-            w_std = [np.full(G, math.sqrt(2)) * z * _w_sensitivity(isp[i], form, group) for i in range(len(labels))]
-        draw_theta = draw_w = any(c.noise_multiplier > 0 for c in configs)
-    else:
-        th_std = np.array([c.sigma_theta for c in configs]) * (lam if cfg.theta_noise_scale == "lambda" else 1.0)
-        w_std = [np.array([c.sigma_w for c in configs]) * (lam if cfg.w_noise_scale == "lambda" else 1.0)
-                 for _ in labels]
-        draw_theta = any(c.sigma_theta > 0 for c in configs)
-        draw_w = any(c.sigma_w > 0 for c in configs)
+    th_std, w_std, draw_theta, draw_w = noise_stds(configs, isp, form, group)
     batches, u, V = [], [], [[] for _ in labels]
     for idx in _batch_indices(n, cfg, rng):
         batches.append(idx)

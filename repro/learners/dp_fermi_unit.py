@@ -7,10 +7,13 @@ Spec: seed-004-dpfermi.md §4.3–§4.4 (variants), §5 (Theorem 3.3 noise; cave
 
 - :func:`schedule` gives (q, T) of a configuration on n rows: Poisson sampling with Opacus's q = 1/⌈n/B⌉
   and T = epochs·⌈n/B⌉ (``sampling="poisson"``), or T = epochs·⌈n/B⌉ shuffled or uniform steps (q = None).
+  It is :func:`repro.learners.dp_fermi.schedule` (the engines read it too), re-exported here.
 - :func:`configure` calibrates the noise of a variant (``reference``: Theorem 3.3's σ_θ, σ_W, part (a)
   for the sensitive attribute or the thesis's part-(b) formulas for all features; ``strict`` and
   ``strict-all``: the noise multiplier z from the variant's own accountant) and states the guarantee
-  the engine declares for it (:func:`repro.learners.dp_fermi.guarantee`).
+  the engine declares for it (:func:`repro.learners.dp_fermi.guarantee`). The calibration formulas it
+  applies live in :mod:`repro.learners.dp_fermi` (:func:`~repro.learners.dp_fermi.calibrate_privacy`,
+  :func:`~repro.learners.dp_fermi.reference_noise`).
 - :func:`fit_many` trains many trials at once in one compiled program per shape
   (:mod:`repro.learners.dp_fermi_compiled`); the numpy engine of :mod:`repro.learners.dp_fermi` is the
   reference it is tested against.
@@ -30,12 +33,12 @@ from repro.learners.dp_fermi import (
     DPFermiConfig,
     calibrate_privacy,
     privacy_event,
+    reference_noise,
+    schedule,
 )
 from repro.learners.dp_fermi import guarantee as engine_guarantee
 from repro.learners.dp_fermi_compiled import fit_many, train_batch
 from repro.privacy.accounting import epsilon as accounted_epsilon
-from repro.privacy.accounting import opacus_sampling
-from repro.privacy.dpfermi_noise import theorem33_noise
 from repro.privacy.guarantee import Guarantee, Label, Neighbouring
 
 __all__ = ["VARIANTS", "ALL_FEATURE_REFERENCE", "Configured", "schedule", "guarantee", "configure", "fit_many",
@@ -52,16 +55,6 @@ ALL_FEATURE_REFERENCE = Guarantee(
 #: the engine configuration of each named variant (spec §4.3 [C0]; §4.4 strict modes)
 VARIANTS: dict[str, DPFermiConfig] = {"reference": REFERENCE, "strict": STRICT_SENSITIVE,
                                       "strict-all": STRICT_ALL_FEATURES}
-
-
-def schedule(config: DPFermiConfig, n: int) -> tuple[float | None, int]:
-    """(q, T) of ``config`` on ``n`` training rows: Poisson rate and steps, or (None, steps) for shuffled
-    or uniform batches. The engines and every caller read (q, T) here."""
-    if n < 1:
-        raise InvalidParameterError(f"n must be >= 1; got {n}.")
-    if config.sampling == "poisson":
-        return opacus_sampling(n, config.batch_size, config.epochs)
-    return None, config.epochs * math.ceil(n / config.batch_size)
 
 
 def guarantee(config: DPFermiConfig, epsilon: float, delta: float,
@@ -129,8 +122,7 @@ def configure(variant: str | DPFermiConfig, *, n: int, epsilon: float, delta: fl
         return Configured(config, engine_guarantee(config, epsilon, delta), steps, q, delta, None, eps_used)
     if rho is None:
         raise InvalidParameterError("the reference noise (Theorem 3.3) needs the group floor rho.")
-    noise = theorem33_noise(n, steps, config.batch_size, rho, epsilon, delta, scope=noise_scope,
-                            lipschitz=config.clip_norm, w_radius=config.w_radius, warn=warn)
+    noise = reference_noise(config, n, epsilon, delta, rho, scope=noise_scope, warn=warn)
     config = config.with_(sigma_theta=noise.sigma_theta, sigma_w=noise.sigma_w)
     return Configured(config, guarantee(config, epsilon, delta, noise_scope), steps, q, delta,
                       noise.conditions.ok, None)

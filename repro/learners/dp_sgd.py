@@ -8,21 +8,48 @@ Per-sample gradient of the BCE loss of σ(w·x + b): g_i = (σ(w·x_i + b) − y
 norm is |σ_i − y_i|·√(‖x_i‖² + 1) and the clipped sum is X_Bᵀ(r ⊙ c) with
 c_i = min(1, C/‖g_i‖); nothing of size (batch × d) is ever materialized beyond X_B itself.
 The mechanism's primitives (clipping factors, Poisson sampling) live in :mod:`repro.privacy.dp_sgd`.
+
+This module is also the one place that calibrates the Poisson-subsampled Gaussian for a learner: its
+schedule (q, T) (:func:`schedule`), the noise multiplier for a budget (:func:`calibrate_noise`) and the
+noise std σ = z·C (:func:`noise_std`). The compiled unit (:mod:`repro.learners.dp_sgd_unit`), the
+baselines (:mod:`repro.learners.baselines`) and DP-FERMI's per-sample mode call them.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from repro.errors import InvalidParameterError
 from repro.learners.logistic import LogisticModel, sigmoid, torch_linear_init
-from repro.privacy.accounting import dp_sgd_event, opacus_sampling
+from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_event, opacus_sampling
 from repro.privacy.dp_sgd import clip_factors, poisson_batch
 from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
 
-__all__ = ["DPSGDResult", "private_gradient", "train_dp_sgd_logistic", "guarantee"]
+__all__ = ["DPSGDResult", "private_gradient", "train_dp_sgd_logistic", "guarantee", "schedule", "calibrate_noise",
+           "noise_std"]
+
+
+def schedule(n: int, batch_size: int, epochs: int, *, rule: str = "opacus") -> tuple[float, int]:
+    """(q, T) of DP-SGD over ``n`` records: q = 1/⌈n/B⌉ (``rule="opacus"``, what Opacus does) or
+    min(1, B/n) (``rule="B/n"``), T = epochs·⌈n/B⌉. Spec: seed-003 §2.7 step 4, §3.2, §10 P6."""
+    q, steps = opacus_sampling(n, batch_size, epochs, rule=rule)
+    return q, int(steps)
+
+
+def calibrate_noise(epsilon: float, delta: float, q: float, steps: int) -> float:
+    """Noise multiplier z = σ/C for (ε, δ) after ``steps`` Poisson-subsampled Gaussian steps at rate ``q``
+    (PLD accountant; 0 for ε = ∞). Spec: seed-003 §10 P4 (recompute z for the actual (q, T))."""
+    if math.isinf(epsilon):
+        return 0.0
+    return calibrate_noise_multiplier(float(epsilon), float(delta), float(q), int(steps))
+
+
+def noise_std(noise_multiplier: float, clip_norm: float) -> float:
+    """σ = z·C, the std of the Gaussian noise on the sum of clipped gradients. Spec: seed-003 §2.7 step 4."""
+    return noise_multiplier * clip_norm
 
 
 def guarantee(epsilon: float, delta: float) -> Guarantee:
@@ -94,11 +121,11 @@ def train_dp_sgd_logistic(X: np.ndarray, y: np.ndarray, *, noise_multiplier: flo
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n, d = X.shape
-    q, steps = opacus_sampling(n, batch_size, epochs, rule=sampling_rule)
+    q, steps = schedule(n, batch_size, epochs, rule=sampling_rule)
     expected = max(int(n * q), 1)  # Opacus: expected_batch_size = int(len(dataset) * sample_rate)
     row_norm = np.sqrt(np.einsum("ij,ij->i", X, X) + 1.0)
     w, b = torch_linear_init(d, rng=rng)
-    sigma = noise_multiplier * clip_norm
+    sigma = noise_std(noise_multiplier, clip_norm)
     total = 0
     for _ in range(steps):
         idx = poisson_batch(n, q, rng=rng)

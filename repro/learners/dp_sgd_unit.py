@@ -1,5 +1,6 @@
-"""DP-SGD's learner unit (logistic regression, Opacus semantics): the one place that computes (q, T),
-calibrates the noise multiplier and states the guarantee, and a compiled batched fit.
+"""DP-SGD's learner unit (logistic regression, Opacus semantics): the one place that decides a run's (q, T),
+noise multiplier and guarantee (from the mechanism's calibration in :mod:`repro.learners.dp_sgd`), and a
+compiled batched fit.
 
 Spec: seed-003-thesis.md §2.7 steps 3–4 and §3.2 (per-sample clipping to C, N(0, (zC)²) on the clipped sum,
 Poisson sampling, the sum divided by the expected batch size, plain SGD).
@@ -24,11 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from repro.errors import InvalidParameterError
+from repro.learners import dp_sgd
 from repro.learners._jax import float64, jax, jnp
 from repro.learners.dp_sgd import DPSGDResult
 from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
 from repro.learners.logistic import LogisticModel, torch_linear_init
-from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_epsilon, opacus_sampling
+from repro.privacy.accounting import dp_sgd_epsilon
 from repro.privacy.dp_sgd import poisson_batch
 from repro.privacy.guarantee import NON_PRIVATE, Guarantee
 
@@ -59,8 +61,9 @@ class DPSGDConfig:
 
 
 def schedule(config: DPSGDConfig, n: int) -> tuple[float, int]:
-    """(q, T) of ``config`` on ``n`` rows: q = 1/⌈n/B⌉ (Opacus) or B/n, T = epochs·⌈n/B⌉."""
-    return opacus_sampling(n, config.batch_size, config.epochs, rule=config.sampling_rule)
+    """(q, T) of ``config`` on ``n`` rows (:func:`repro.learners.dp_sgd.schedule`): q = 1/⌈n/B⌉ (Opacus) or
+    B/n, T = epochs·⌈n/B⌉."""
+    return dp_sgd.schedule(n, config.batch_size, config.epochs, rule=config.sampling_rule)
 
 
 @dataclass(frozen=True)
@@ -86,8 +89,7 @@ def configure(*, n: int, epsilon: float | None, delta: float, noise_multiplier: 
     if epsilon is not None:
         if not float(epsilon) > 0:
             raise InvalidParameterError(f"epsilon must be > 0 (math.inf for none); got {epsilon}.")
-        noise_multiplier = 0.0 if math.isinf(epsilon) else calibrate_noise_multiplier(
-            float(epsilon), float(delta), q, steps)
+        noise_multiplier = dp_sgd.calibrate_noise(epsilon, delta, q, steps)
     config = DPSGDConfig(**{**hyper, "noise_multiplier": float(noise_multiplier)})
     if config.noise_multiplier == 0:
         return Configured(config, NON_PRIVATE, q, steps)
@@ -117,7 +119,7 @@ def _draws(X: np.ndarray, y: np.ndarray, config: DPSGDConfig, rng: np.random.Gen
         raise InvalidParameterError(f"X and y must have n rows; got {X.shape}, {y.shape}.")
     q, steps = schedule(config, n)
     w0, b0 = torch_linear_init(d, rng=rng)
-    sigma = config.noise_multiplier * config.clip_norm
+    sigma = dp_sgd.noise_std(config.noise_multiplier, config.clip_norm)
     batches, noise = [], []
     for _ in range(steps):
         batches.append(poisson_batch(n, q, rng=rng))

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from repro.errors import InvalidParameterError
+from repro.learners.dp_sgd import noise_std, schedule
 from repro.learners.logistic import sigmoid, torch_linear_init
 from repro.privacy.dp_sgd import clip_factors
 
@@ -148,11 +149,11 @@ def train_batched_dp_sgd(X: np.ndarray, y: np.ndarray, layout: CellLayout, *, we
     # (F − y broadcast; ×1 is exact) without gathering G columns per step
     lab = np.asarray(y, dtype=float)[:, None] if labels is None else labels
     sw = sample_weight
-    q = min(1.0, batch_size / n)
+    q, one_epoch = schedule(n, batch_size, 1, rule="B/n")
     expected = max(int(n * q), 1)
     row_norm = np.sqrt(np.einsum("ij,ij->i", X, X) + 1.0)
-    sigma = noise_multiplier * clip_norm
-    per_epoch = steps_per_epoch or max(int(np.ceil(n / batch_size)), 1)
+    sigma = noise_std(noise_multiplier, clip_norm)
+    per_epoch = steps_per_epoch or one_epoch
     for t in range(steps):
         idx = np.flatnonzero(rng.random(n) < q)
         XB = np.take(X, idx, axis=0)   # the same rows as X[idx], ≈ 25 % faster

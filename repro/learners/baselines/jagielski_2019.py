@@ -40,7 +40,7 @@ import numpy as np
 
 from repro.errors import InvalidParameterError
 from repro.learners.baselines._dpsgd import BatchedModels, cell_layout, train_batched_dp_sgd
-from repro.learners.baselines.tran_2021a import dp_sgd_noise
+from repro.learners.dp_sgd import calibrate_noise, schedule
 from repro.privacy.accounting import dp_sgd_event
 from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
 
@@ -114,11 +114,10 @@ def train_jagielski_2019(X: np.ndarray, y: np.ndarray, s: np.ndarray, *, bounds:
     counts_r = np.maximum(np.bincount(layout.ref, minlength=layout.n_refs).astype(float), 1)
     B = np.asarray(bounds, dtype=float)
     G = B.size
-    per_round = int(learner_epochs * math.ceil(n / batch_size))
+    q, per_round = schedule(n, batch_size, learner_epochs, rule="B/n")
     steps = rounds * per_round
-    q = min(1.0, batch_size / n)
     private = not math.isinf(epsilon)
-    z = dp_sgd_noise(epsilon / 2, delta, q, steps) if private else 0.0
+    z = calibrate_noise(epsilon / 2, delta, q, steps) if private else 0.0
     eps_round = epsilon / (2 * rounds) if private else math.inf
     theta = np.zeros((G, 2 * K))                      # EG state: (+ constraints, − constraints)
     models = None

@@ -37,6 +37,7 @@ import numpy as np
 
 from repro.errors import InvalidParameterError
 from repro.learners.baselines._dpsgd import BatchedModels, cell_layout, train_batched_dp_sgd
+from repro.learners.dp_sgd import schedule
 from repro.learners.logistic import LogisticModel, sigmoid
 from repro.privacy.accounting import dp_sgd_event
 from repro.privacy.accounting import epsilon as accounted_epsilon
@@ -129,9 +130,8 @@ def train_pf_ld(X: np.ndarray, y: np.ndarray, s: np.ndarray, *, epsilon: float, 
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     n = X.shape[0]
-    per_epoch = math.ceil(n / batch_size)
-    steps = int(epochs * per_epoch)
-    q = min(1.0, batch_size / n)
+    q, steps = schedule(n, batch_size, epochs, rule="B/n")
+    _, per_epoch = schedule(n, batch_size, 1, rule="B/n")
     z, z_dual = calibrate_pf_ld(float(epsilon), float(delta), q, steps, int(epochs), float(dual_share))
     layout = cell_layout(s, y, fairness)
     counts_c = np.bincount(layout.cell, minlength=layout.n_cells).astype(float)

@@ -17,7 +17,7 @@ What is ours where the papers are silent:
 - the γ grid comes from the experiment file (the released grids are hand-picked per (dataset, ε)).
 
 Privacy accounting: the noise multiplier z is calibrated with the PLD accountant
-(:func:`repro.privacy.accounting.calibrate_noise_multiplier`) so that T steps of the
+(:func:`repro.learners.dp_sgd.calibrate_noise`) so that T steps of the
 Poisson-subsampled Gaussian mechanism (q = B/n) are (ε, δ)-DP with respect to **all features**
 (add/remove adjacency), which implies DP w.r.t. the sensitive attribute. Caveat: the penalty
 couples samples of a batch through the group means, which per-sample clipping bounds only
@@ -27,17 +27,17 @@ one DP-SGD run with that guarantee. ε = ∞ gives z = 0 (non-private, clipped S
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from repro.learners.baselines._dpsgd import cell_layout, train_batched_dp_sgd
+from repro.learners.dp_sgd import calibrate_noise, schedule
 from repro.learners.logistic import LogisticModel
-from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_event
+from repro.privacy.accounting import dp_sgd_event
 from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
 
-__all__ = ["Tran2021aResult", "train_tran_2021a", "dp_sgd_noise", "guarantee"]
+__all__ = ["Tran2021aResult", "train_tran_2021a", "guarantee"]
 
 
 def guarantee(epsilon: float, delta: float) -> Guarantee:
@@ -67,13 +67,6 @@ class Tran2021aResult:
         return dp_sgd_event(self.noise_multiplier, self.sampling_probability, self.steps)
 
 
-def dp_sgd_noise(epsilon: float, delta: float, q: float, steps: int) -> float:
-    """Noise multiplier z for (ε, δ) after ``steps`` Poisson-subsampled Gaussian steps (0 for ε = ∞)."""
-    if math.isinf(epsilon):
-        return 0.0
-    return calibrate_noise_multiplier(float(epsilon), float(delta), float(q), int(steps))
-
-
 def train_tran_2021a(X: np.ndarray, y: np.ndarray, s: np.ndarray, *, gammas: list[float] | tuple[float, ...],
                      epsilon: float, delta: float, epochs: int = 200, batch_size: int = 1024,
                      lr: float = 0.1, clip_norm: float = 1.0, fairness: str = "dp",
@@ -84,9 +77,8 @@ def train_tran_2021a(X: np.ndarray, y: np.ndarray, s: np.ndarray, *, gammas: lis
     Spec: seed-004 §8 (Tran 2021a).
     """
     n = X.shape[0]
-    q = min(1.0, batch_size / n)
-    steps = int(epochs * math.ceil(n / batch_size))
-    z = dp_sgd_noise(epsilon, delta, q, steps)
+    q, steps = schedule(n, batch_size, epochs, rule="B/n")
+    z = calibrate_noise(epsilon, delta, q, steps)
     layout = cell_layout(s, y, fairness)
     g = np.asarray(gammas, dtype=float)
     weights = np.repeat(g[:, None], layout.n_cells, axis=1)

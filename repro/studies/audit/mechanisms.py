@@ -34,6 +34,7 @@ from repro.errors import InvalidParameterError
 from repro.fairness.private_postprocessing import guarantee as alg2_guarantee
 from repro.fairness.private_postprocessing import private_group_rates
 from repro.learners import dp_fermi as fermi
+from repro.learners import dp_sgd
 from repro.learners.baselines import pf_ld, train_pf_ld, train_tran_2021a, tran_2021a
 from repro.learners.dp_fermi import STRICT_ALL_FEATURES, STRICT_SENSITIVE, train_dp_fermi
 from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
@@ -41,16 +42,10 @@ from repro.learners.dp_sgd import train_dp_sgd_logistic
 from repro.learners.logistic import torch_linear_init
 from repro.privacy import ldp_mechanisms as ldp
 from repro.privacy import tree_mechanism
-from repro.privacy.accounting import (
-    calibrate_noise_multiplier,
-    dp_sgd_epsilon,
-    dp_sgd_event,
-    laplace_event,
-    opacus_sampling,
-)
+from repro.privacy.accounting import dp_sgd_epsilon, dp_sgd_event, laplace_event
 from repro.privacy.guarantee import Guarantee, Label, fails_when_violated, is_nominal
 from repro.privacy.profile import PrivacyProfile, gaussian_profile, pld_profile, point_profile, strict_profile
-from repro.privacy.strict_accountant import calibrate_strict_noise_multiplier, strict_epsilon
+from repro.privacy.strict_accountant import strict_epsilon
 from repro.privacy.tree_mechanism import TreeMechanism, gaussian_tree_sigma, tree_height
 from repro.studies.audit.bounds import (
     exact_epsilon,
@@ -214,11 +209,11 @@ def audit_dp_sgd(runs: int, rng: np.random.Generator, *, broken: bool = False, e
     (Opacus; treated as public, as the accountant does). Control: the trainer runs at z/2.
     """
     B = n + 1
-    q, T = opacus_sampling(n, B, epochs)
-    q1, T1 = opacus_sampling(n + 1, B, epochs)
+    q, T = dp_sgd.schedule(n, B, epochs)
+    q1, T1 = dp_sgd.schedule(n + 1, B, epochs)
     if (q, T) != (1.0, epochs) or (q1, T1) != (q, T):
         raise InvalidParameterError(f"the DP-SGD audit needs q = 1 on n and n + 1 records; got {(q, T)}, {(q1, T1)}")
-    z = calibrate_noise_multiplier(epsilon, delta, 1.0, T)
+    z = dp_sgd.calibrate_noise(epsilon, delta, 1.0, T)
     z_run = z / 2 if broken else z
     lr = 1.0
     X0, y0 = np.zeros((n, 1)), np.ones(n)
@@ -278,7 +273,7 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
     """DP-FERMI ``strict`` (STRICT_SENSITIVE, seed-004 §4.4) under replace-one of the canary's s (0 ↔ 1).
 
     Calibrated with the exact strict accountant (:mod:`repro.privacy.strict_accountant`) at
-    (q, T) = opacus_sampling(n, B, epochs), δ = 1/n². The canary (record 0, x = ``x_canary`` = 10 in its
+    (q, T) = :func:`repro.learners.dp_fermi.schedule`, δ = 1/n². The canary (record 0, x = ``x_canary`` = 10 in its
     own column, y = 0) has a large unclipped non-sensitive θ part c (its BCE gradient), so its θ column
     reveals at which steps it was sampled (the bit the exact accountant reveals too). W starts from N(0, 1)
     (``w_init="normal"``, data-independent, known to the attacker); only runs whose W₀ has rows 0 and 1
@@ -301,11 +296,11 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
     Poisson-subsampled Gaussian at q), which the unclipped part breaks.
     """
     delta = 1.0 / n**2
-    q, T = opacus_sampling(n, batch_size, epochs)
     cfg0 = STRICT_SENSITIVE.with_(lam=lam, batch_size=batch_size, epochs=epochs, w_init="normal",
                                   lr_theta=lr_theta, lr_w=1e-3)
-    z_exact = calibrate_strict_noise_multiplier(epsilon, q, T, delta)
-    z = calibrate_noise_multiplier(epsilon, delta, q, T) if broken else z_exact
+    q, T = fermi.schedule(cfg0, n)
+    z_exact = fermi.calibrate_privacy(cfg0, epsilon, delta, q, T)
+    z = dp_sgd.calibrate_noise(epsilon, delta, q, T) if broken else z_exact
     cfg = cfg0.with_(noise_multiplier=z)
     X, y, s0 = _fermi_canary_data(n, 3, x_canary)
     s1 = s0.copy()
@@ -406,10 +401,10 @@ def audit_dp_fermi_strict_all(runs: int, rng: np.random.Generator, *, broken: bo
     expected-batch divisor is n on D and n + 1 on D′ (as the accountant, public). Control: z/2.
     """
     B = n + 1
-    q, T = opacus_sampling(n, B, epochs)
-    if (q, T) != (1.0, epochs) or (q, T) != opacus_sampling(n + 1, B, epochs):
+    q, T = dp_sgd.schedule(n, B, epochs)
+    if (q, T) != (1.0, epochs) or (q, T) != dp_sgd.schedule(n + 1, B, epochs):
         raise InvalidParameterError(f"the strict-all audit needs q = 1 on n and n + 1 records; got {(q, T)}")
-    z = calibrate_noise_multiplier(epsilon, delta, q, T)
+    z = dp_sgd.calibrate_noise(epsilon, delta, q, T)
     z_run = z / 2 if broken else z
     cfg = STRICT_ALL_FEATURES.with_(lam=lam, batch_size=B, epochs=epochs, noise_multiplier=z_run, lr_theta=0.1,
                                     lr_w=0.01)

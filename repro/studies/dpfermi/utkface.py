@@ -48,7 +48,6 @@ labelled reduced run; ``smoke`` = a few hundred images at 16 px, one epoch (CI).
 from __future__ import annotations
 
 import logging
-import math
 from typing import Any
 
 import numpy as np
@@ -58,16 +57,15 @@ from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import sp_gap
 from repro.learners.dp_fermi import (
+    REFERENCE,
     STRICT_SENSITIVE,
     DPFermiConfig,
     accountant_name,
-    calibrate_privacy,
-    privacy_event,
+    reference_noise,
 )
 from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
-from repro.privacy.accounting import epsilon as accountant_epsilon
-from repro.privacy.accounting import opacus_sampling
-from repro.privacy.dpfermi_noise import NoiseLevels, accountant_epsilons, group_floor, theorem33_noise
+from repro.learners.dp_fermi_unit import configure
+from repro.privacy.dpfermi_noise import NoiseLevels, accountant_epsilons, group_floor
 
 __all__ = [
     "run_trial",
@@ -109,12 +107,11 @@ def noise_levels(
     theorem's conditions, and the RDP accountant's ε of that noise (one block, joint).
 
     Spec §5 (UTKFace row)."""
-    steps = epochs * math.ceil(n / batch_size)
     delta = 1.0 / n**2
-    noise = theorem33_noise(
-        n, steps, batch_size, rho, epsilon, delta, scope="sensitive", lipschitz=clip_norm, w_radius=w_radius
-    )
-    return noise, accountant_epsilons(n, steps, batch_size, epsilon, delta)
+    base = REFERENCE.with_(batch_size=batch_size, epochs=epochs, clip_norm=clip_norm, w_radius=w_radius,
+                           sampling="shuffle")
+    noise = reference_noise(base, n, epsilon, delta, rho, scope="sensitive")
+    return noise, accountant_epsilons(n, noise.steps, batch_size, epsilon, delta)
 
 
 def _lambdas(params: dict[str, Any], eps: float) -> list[float]:
@@ -176,18 +173,21 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     delta = 1.0 / n**2
     lr_theta, lr_w = float(params["lr_theta"]), float(params["lr_w"])
     if variant == "strict":
-        q, steps = opacus_sampling(n, B, epochs)
         # exact strict accountant: the unclipped part of each record enters every noisy sum
-        z = calibrate_privacy(STRICT_SENSITIVE, eps, delta, q, steps)
-        cfg = STRICT_SENSITIVE.with_(
+        strict = configure(
+            STRICT_SENSITIVE,
+            n=n,
+            epsilon=eps,
+            delta=delta,
             head="softmax",
             lr_theta=lr_theta,
             lr_w=lr_w,
             batch_size=B,
             epochs=epochs,
             clip_norm=float(params["strict_clip_norm"]),
-            noise_multiplier=z,
         )
+        cfg, q, steps = strict.config, strict.sampling_probability, strict.steps
+        z = cfg.noise_multiplier
     else:
         noise, acc = noise_levels(n, rho, eps, epochs, B, clip, radius)
         steps = noise.steps
@@ -280,7 +280,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
             "clip_norm": cfg.clip_norm,
             "w_radius": cfg.w_radius,
             "noise_multiplier": z,
-            "eps_joint_pld": accountant_epsilon(privacy_event(cfg, z, q, steps), delta),
+            "eps_joint_pld": strict.accounted_epsilon,
             "guarantee": declared.describe(),
         }
         return TrialOutput(records=records, tables={"privacy": [privacy], "compute": compute})
