@@ -97,7 +97,8 @@ from repro.privacy.dpfermi_noise import NoiseLevels, theorem33_noise
 from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
 from repro.privacy.strict_accountant import ACCOUNTANT_NAME, StrictEvent, calibrate_strict_noise_multiplier
 
-__all__ = ["DPFermiConfig", "DPFermiResult", "train_dp_fermi", "train_dp_fermi_batch",
+__all__ = ["DPFermiConfig", "DPFermiResult", "train_dp_fermi", "train_dp_fermi_batch", "prepare_dp_fermi",
+           "DPFermiPlan",
            "ermi", "REFERENCE", "privacy_event", "calibrate_privacy", "accountant_name", "guarantee",
            "STRICT_ALL_FEATURES", "STRICT_SENSITIVE", "PER_MODEL_FIELDS", "schedule", "reference_noise",
            "noise_stds"]
@@ -561,33 +562,89 @@ def train_dp_fermi_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: S
 
     Spec: seed-004 §4.1, §4.4 ("vectorise over seeds/λ", §7.6).
     """
+    return prepare_dp_fermi(X, y, s, configs).train(rng=rng, on_step=on_step)
+
+
+@dataclass(frozen=True, eq=False)
+class DPFermiPlan:
+    """The checked inputs of :func:`train_dp_fermi_batch` and everything it derives from them before its first
+    draw (from :func:`prepare_dp_fermi`). :meth:`train` is that function's run on them: the same draws in the
+    same order, the same arithmetic, the same result; the setup is done once for many runs (the privacy
+    auditor trains tens of thousands of models on one data set). Spec: seed-004 §4.1, §4.4."""
+
+    configs: tuple[DPFermiConfig, ...]
+    cfg: DPFermiConfig
+    X: np.ndarray
+    yi: np.ndarray
+    s: np.ndarray
+    Y: np.ndarray
+    labels: tuple
+    isp: dict
+    n_classes: int
+    k: int
+    L: int
+    lam: np.ndarray
+    clip: np.ndarray
+    radius: np.ndarray
+    lr_th: np.ndarray
+    lr_w: np.ndarray
+    shape: tuple[int, int]
+    q: float | None
+    steps: int
+    expected: int | None
+    th_std: np.ndarray
+    w_std: dict
+    draw_theta: bool
+    draw_w: bool
+
+    def train(self, *, rng: np.random.Generator, on_step: StepCallback | None = None) -> list[DPFermiResult]:
+        """Train the planned models with ``rng`` (see :func:`train_dp_fermi_batch`)."""
+        return _train_planned(self, rng, on_step)
+
+
+def prepare_dp_fermi(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: Sequence[DPFermiConfig]) -> DPFermiPlan:
+    """Check the inputs of :func:`train_dp_fermi_batch` and derive its per-run constants once (no draw).
+
+    Spec: seed-004 §4.1, §4.4."""
     configs = list(configs)
     cfg = _shared_config(configs)
     X, yi, s, n_classes, labels, isp = _checked_inputs(X, y, s, cfg)
-    n, d = X.shape
+    n = X.shape[0]
     softmax_head = cfg.head == "softmax"
     L = n_classes if softmax_head else 1
     k = int(s.max()) + 1
     Y = np.eye(n_classes)[yi] if softmax_head else yi.astype(np.float64)[:, None]   # (n, L) targets
 
-    G = len(configs)
     lam = np.array([c.lam for c in configs])
     clip = np.array([c.clip_norm for c in configs])      # per-model L (or C): (G,)
     radius = np.array([c.w_radius for c in configs], dtype=float)     # per-model D (float: used as is per step)
     lr_th = np.array([c.lr_theta for c in configs])
     lr_w = np.array([c.lr_w for c in configs])
     form, group, mode = cfg.ermi_form, cfg.code_group, cfg.theta_clip
-    Th, b = _init_theta(d, L, G, rng)
     shape = (1, 1) if form == "code_1x1" else (k, n_classes)
-    Ws = {lab: np.repeat((rng.standard_normal(shape) if cfg.w_init == "normal" else np.zeros(shape))[None],
-                         G, axis=0) for lab in labels}
     q, steps = schedule(cfg, n)
     expected = max(int(n * q), 1) if q is not None else None
-    t_hat = int(rng.integers(1, steps + 1)) if cfg.return_iterate == "random" else steps
 
     # per-model noise std (θ: per coordinate of the (d+1)×L parameter; W: per label matrix)
     th_std, w_stds, draw_theta, draw_w = noise_stds(configs, [isp[lab] for lab in labels], form, group)
     w_std = dict(zip(labels, w_stds, strict=True))
+    return DPFermiPlan(tuple(configs), cfg, X, yi, s, Y, labels, isp, n_classes, k, L, lam, clip, radius, lr_th,
+                       lr_w, shape, q, steps, expected, th_std, w_std, draw_theta, draw_w)
+
+
+def _train_planned(p: DPFermiPlan, rng: np.random.Generator, on_step: StepCallback | None) -> list[DPFermiResult]:
+    """The training loop of :func:`train_dp_fermi_batch` on a :class:`DPFermiPlan`."""
+    configs, cfg, X, yi, s, Y, labels, isp = p.configs, p.cfg, p.X, p.yi, p.s, p.Y, p.labels, p.isp
+    n, d = X.shape
+    softmax_head = cfg.head == "softmax"
+    L, G, shape, q, steps, expected = p.L, len(configs), p.shape, p.q, p.steps, p.expected
+    lam, clip, radius, lr_th, lr_w = p.lam, p.clip, p.radius, p.lr_th, p.lr_w
+    th_std, w_std, draw_theta, draw_w = p.th_std, p.w_std, p.draw_theta, p.draw_w
+    form, group, mode = cfg.ermi_form, cfg.code_group, cfg.theta_clip
+    Th, b = _init_theta(d, L, G, rng)
+    Ws = {lab: np.repeat((rng.standard_normal(shape) if cfg.w_init == "normal" else np.zeros(shape))[None],
+                         G, axis=0) for lab in labels}
+    t_hat = int(rng.integers(1, steps + 1)) if cfg.return_iterate == "random" else steps
 
     kept = None
     for t, idx in enumerate(_batch_indices(n, cfg, rng), start=1):

@@ -250,6 +250,32 @@ def test_batched_training_equals_separate_runs() -> None:
         train_dp_fermi_batch(X, y, s, [REFERENCE, REFERENCE.with_(epochs=3)], rng=np.random.default_rng(0))
 
 
+def test_a_prepared_plan_trains_each_run_as_a_fresh_call() -> None:
+    """``prepare_dp_fermi`` checks once, ``plan.train`` then runs as ``train_dp_fermi_batch`` does: the same
+    bytes and iterates for runs in turn from one generator, which ends where the calls leave theirs."""
+    from repro.learners.dp_fermi import prepare_dp_fermi, train_dp_fermi_batch
+
+    X, y, s = _data(n=300)
+    for base in (REFERENCE.with_(epochs=1, batch_size=64, sigma_theta=0.3, sigma_w=0.1, return_iterate="random"),
+                 STRICT_SENSITIVE.with_(epochs=2, batch_size=64, fairness="eo", w_init="normal"),
+                 STRICT_ALL_FEATURES.with_(epochs=2, batch_size=64, noise_multiplier=0.8)):
+        cfgs = [base.with_(lam=0.0), base.with_(lam=1.5)]
+        plan, a, b = prepare_dp_fermi(X, y, s, cfgs), np.random.default_rng(7), np.random.default_rng(7)
+        for _ in range(3):
+            seen_a, seen_b = [], []
+            got = plan.train(rng=a, on_step=lambda t, Th, bb, Ws, out=seen_a: out.append(Th.tobytes()))
+            want = train_dp_fermi_batch(X, y, s, cfgs, rng=b,
+                                        on_step=lambda t, Th, bb, Ws, out=seen_b: out.append(Th.tobytes()))
+            assert seen_a == seen_b and len(seen_a) == want[0].steps
+            for g, w in zip(got, want, strict=True):
+                assert g.model.w.tobytes() == w.model.w.tobytes() and g.model.b == w.model.b
+                assert all(u.tobytes() == v.tobytes() for u, v in zip(g.W, w.W, strict=True))
+                assert (g.config, g.steps, g.sampling_probability) == (w.config, w.steps, w.sampling_probability)
+        assert a.random() == b.random()
+    with pytest.raises(InvalidParameterError, match="may differ only in"):
+        prepare_dp_fermi(X, y, s, [REFERENCE, REFERENCE.with_(epochs=3)])
+
+
 def test_sensitive_mode_lambda_zero_never_sees_s() -> None:
     # strict (sensitive attribute only): with λ = 0 no s-dependent term reaches θ, so the released
     # model is the same for any attribute vector, noise or not; with λ > 0 it is not.

@@ -36,7 +36,7 @@ from repro.fairness.private_postprocessing import private_group_rates
 from repro.learners import dp_fermi as fermi
 from repro.learners import dp_sgd
 from repro.learners.baselines import pf_ld, train_pf_ld, train_tran_2021a, tran_2021a
-from repro.learners.dp_fermi import STRICT_ALL_FEATURES, STRICT_SENSITIVE, train_dp_fermi
+from repro.learners.dp_fermi import STRICT_ALL_FEATURES, STRICT_SENSITIVE, prepare_dp_fermi
 from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
 from repro.learners.dp_sgd import train_dp_sgd_logistic
 from repro.learners.logistic import torch_linear_init
@@ -328,6 +328,7 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
 
     def llr(s: np.ndarray) -> np.ndarray:
         stat = np.empty(runs)
+        plan = prepare_dp_fermi(X, y, s, [cfg])     # checked once: each run is train_dp_fermi(X, y, s, cfg)
         for r in range(runs):
             while True:  # the init is data-independent: keep only runs with an opposite-sign W₀ (worst case)
                 state = rng.bit_generator.state
@@ -345,7 +346,7 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
             def observe(t: int, Th: np.ndarray, b: np.ndarray, Ws: dict, it: list = it) -> None:
                 it.append((Th[:, 0, 0], float(b[0, 0]), Ws[None][0]))
 
-            train_dp_fermi(X, y, s, cfg, rng=rng, on_step=observe)
+            plan.train(rng=rng, on_step=observe)
             total = 0.0
             for (th_a, b_a, W_a), (th_b, _, W_b) in zip(it[:-1], it[1:], strict=True):
                 g = -(th_b - th_a) * denom / cfg.lr_theta
@@ -416,6 +417,7 @@ def audit_dp_fermi_strict_all(runs: int, rng: np.random.Generator, *, broken: bo
 
     def draws(X: np.ndarray, yy: np.ndarray, ss: np.ndarray) -> np.ndarray:
         out = np.empty(runs)
+        plan = prepare_dp_fermi(X, yy, ss, [cfg])   # checked once: each run is train_dp_fermi(X, yy, ss, cfg)
         for r in range(runs):
             while True:  # keep inits with θ₀ ≥ 0 (data-independent): the canary's gradient is then clipped
                 state = rng.bit_generator.state
@@ -424,8 +426,7 @@ def audit_dp_fermi_strict_all(runs: int, rng: np.random.Generator, *, broken: bo
                     rng.bit_generator.state = state    # the trainer draws this init again
                     break
             steps = [float(th0[0])]
-            train_dp_fermi(X, yy, ss, cfg, rng=rng,
-                           on_step=lambda t, Th, b, Ws, steps=steps: steps.append(float(Th[0, 0, 0])))
+            plan.train(rng=rng, on_step=lambda t, Th, b, Ws, steps=steps: steps.append(float(Th[0, 0, 0])))
             out[r] = -float(np.sum(np.diff(steps))) * B / cfg.lr_theta
         return out
 
