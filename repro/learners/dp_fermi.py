@@ -620,7 +620,7 @@ def prepare_dp_fermi(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: Seque
     radius = np.array([c.w_radius for c in configs], dtype=float)     # per-model D (float: used as is per step)
     lr_th = np.array([c.lr_theta for c in configs])
     lr_w = np.array([c.lr_w for c in configs])
-    form, group, mode = cfg.ermi_form, cfg.code_group, cfg.theta_clip
+    form, group = cfg.ermi_form, cfg.code_group
     shape = (1, 1) if form == "code_1x1" else (k, n_classes)
     q, steps = schedule(cfg, n)
     expected = max(int(n * q), 1) if q is not None else None
