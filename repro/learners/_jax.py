@@ -1,9 +1,12 @@
 """The one place that imports JAX for the compiled learners, with XLA's CPU thread pool pinned.
 
-A compiled step sums in an order that XLA may choose by its thread count; the project promises the same
-bytes for any ``--jobs`` and backend, so the Eigen pool of XLA's CPU backend runs single-threaded unless the
-user set ``XLA_FLAGS`` themselves (a process runs one trial batch per core anyway). The flag must be in the
-environment before JAX starts its backend, so every compiled learner imports JAX through this module.
+A compiled step sums in an order that XLA chooses by its thread count (a dot product split over two threads
+gives other bits than one thread), and the project promises the same bytes for any ``--jobs``, backend and
+machine, so XLA's CPU intra-op pool has one thread unless the user set ``XLA_FLAGS`` themselves (a process
+runs one trial batch per core anyway). ``--xla_cpu_multi_thread_eigen=false`` alone does not do it: XLA sizes
+the pool by the CPUs the process may run on when its backend starts, so the backend is started while the
+process is allowed one CPU (Linux; elsewhere the pool keeps its size), and the process's CPU set is then
+restored. Every compiled learner imports JAX through this module.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ _PINNED = "--xla_cpu_multi_thread_eigen=false"
 if "jax" not in sys.modules and "XLA_FLAGS" not in os.environ:
     os.environ["XLA_FLAGS"] = _PINNED
 
+_PIN_POOL = os.environ.get("XLA_FLAGS") == _PINNED and "jax" not in sys.modules
+
 try:
     import jax
     import jax.numpy as jnp
@@ -25,6 +30,25 @@ except ImportError as err:  # pragma: no cover - JAX is a core dependency; only 
     raise MissingExtraError(
         "the compiled learners need JAX: reinstall the project with `pip install -e .` "
         '(CPU wheel; `pip install "jax[cuda12]"` for an NVIDIA GPU).') from err
+
+
+def _start_backend_with_one_pool_thread() -> None:
+    """Start JAX's backends while this process may use one CPU, so XLA's CPU intra-op pool gets one thread,
+    then give the process back its CPUs (see the module docstring)."""
+    get, set_ = getattr(os, "sched_getaffinity", None), getattr(os, "sched_setaffinity", None)
+    if get is None or set_ is None:  # pragma: no cover - not Linux
+        jax.devices()
+        return
+    cpus = get(0)
+    set_(0, {min(cpus)})
+    try:
+        jax.devices()
+    finally:
+        set_(0, cpus)
+
+
+if _PIN_POOL:
+    _start_backend_with_one_pool_thread()
 
 __all__ = ["jax", "jnp", "float64"]
 
