@@ -5,8 +5,10 @@ gives other bits than one thread), and the project promises the same bytes for a
 machine, so XLA's CPU intra-op pool has one thread unless the user set ``XLA_FLAGS`` themselves (a process
 runs one trial batch per core anyway). ``--xla_cpu_multi_thread_eigen=false`` alone does not do it: XLA sizes
 the pool by the CPUs the process may run on when its backend starts, so the backend is started while the
-process is allowed one CPU (Linux; elsewhere the pool keeps its size), and the process's CPU set is then
-restored. Every compiled learner imports JAX through this module.
+process is allowed one CPU (Linux; elsewhere the pool keeps its size), and then every thread of the process,
+the ones the backend started included, gets the process's CPU set back (a thread started inside the window
+inherits the one-CPU set, and XLA runs its programs on such threads: left there, every worker of a
+``--jobs 2`` run would compute on the same CPU). Every compiled learner imports JAX through this module.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ except ImportError as err:  # pragma: no cover - JAX is a core dependency; only 
 
 def _start_backend_with_one_pool_thread() -> None:
     """Start JAX's backends while this process may use one CPU, so XLA's CPU intra-op pool gets one thread,
-    then give the process back its CPUs (see the module docstring)."""
+    then give every thread of the process its CPUs back (see the module docstring)."""
     get, set_ = getattr(os, "sched_getaffinity", None), getattr(os, "sched_setaffinity", None)
     if get is None or set_ is None:  # pragma: no cover - not Linux
         jax.devices()
@@ -44,7 +46,21 @@ def _start_backend_with_one_pool_thread() -> None:
     try:
         jax.devices()
     finally:
-        set_(0, cpus)
+        _restore_every_thread(set_, cpus)
+
+
+def _restore_every_thread(set_, cpus: set[int]) -> None:
+    """Give each thread of this process the CPU set ``cpus`` (Linux: a thread id is a valid target)."""
+    set_(0, cpus)
+    try:
+        threads = os.listdir("/proc/self/task")
+    except OSError:  # pragma: no cover - no procfs: only the calling thread can be restored
+        return
+    for tid in threads:
+        try:
+            set_(int(tid), cpus)
+        except (OSError, ValueError):  # pragma: no cover - a thread that ended meanwhile
+            pass
 
 
 if _PIN_POOL:

@@ -34,9 +34,11 @@ for trial in out:
         h.update(np.asarray(r.model.b).tobytes())
         for w in r.W:
             h.update(np.asarray(w).tobytes())
-names = [open(f"/proc/self/task/{t}/comm").read().strip() for t in os.listdir("/proc/self/task")]
+tids = os.listdir("/proc/self/task")
+names = [open(f"/proc/self/task/{t}/comm").read().strip() for t in tids]
 print(json.dumps({"digest": h.hexdigest(), "pool": names.count("tf_XLAEigen"),
-                  "cpus": len(os.sched_getaffinity(0))}))
+                  "cpus": len(os.sched_getaffinity(0)),
+                  "thread_cpus": sorted({len(os.sched_getaffinity(int(t))) for t in tids})}))
 """
 
 
@@ -57,3 +59,13 @@ def test_compiled_bytes_do_not_depend_on_the_cpus_the_process_may_use() -> None:
     assert many["cpus"] >= 2 and one["cpus"] == 1
     assert many["pool"] <= 1 and one["pool"] <= 1, (many, one)
     assert many["digest"] == one["digest"]
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or not os.path.isdir("/proc/self/task")
+                    or len(os.sched_getaffinity(0)) < 2, reason="needs Linux and at least two usable CPUs")
+def test_every_thread_gets_the_process_cpus_back() -> None:
+    """The threads the backend starts inside the one-CPU window (the ones XLA runs its programs on) got the
+    process's CPUs back too: before, they kept the first CPU, so every worker of a ``--jobs 2`` run computed
+    on that one CPU and two workers took twice as long as one."""
+    many = _run("all")
+    assert many["thread_cpus"] == [many["cpus"]], many
