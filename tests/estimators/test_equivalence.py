@@ -103,7 +103,8 @@ def test_dp_fermi_reference_equals_the_engine_with_the_studys_config():
 
 
 def test_dp_fermi_reference_equals_the_thesis_part1_call():
-    """part1_tables._run_fermi: the thesis's all-feature noise, δ = 1e-5, the group named in the file."""
+    """The thesis Part I DP-FERMI row (``thesis.methods._fermi.run_fermi``, reference variant): the thesis's
+    all-feature noise, δ = 1e-5, the group named in the file."""
     X, y, s = _data()
     n, B, epochs, eps = X.shape[0], 64, 2, 3.0
     est = DPFermiClassifier(variant="reference", epsilon=eps, delta=1e-5, lam=0.3, epochs=epochs, batch_size=B,
