@@ -107,14 +107,29 @@ def read_cpu_profiles(experiments: Path) -> set[str]:
 
 
 def read_declared(experiments: Path, profile: str) -> dict[str, float]:
-    """result id (and its aliases) -> the ``est_seconds`` its experiment file declares for ``profile``."""
+    """result id (and its aliases) -> the ``est_seconds`` its experiment file declares for ``profile``, or
+    the file it ``extends`` (a path relative to the file's folder), and so on up the chain."""
+
+    def load(path: Path) -> dict | None:
+        try:
+            return tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def declared(data: dict, folder: Path, seen: frozenset[Path]) -> float | None:
+        est = data.get("profiles", {}).get(profile, {}).get("est_seconds")
+        if est is not None or "extends" not in data:
+            return est
+        base = (folder / str(data["extends"])).resolve()
+        parent = None if base in seen else load(base)
+        return None if parent is None else declared(parent, base.parent, seen | {base})
+
     out = {}
     for path in sorted(experiments.glob("*.toml")):
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        data = load(path)
+        if data is None:
             continue
-        est = data.get("profiles", {}).get(profile, {}).get("est_seconds")
+        est = declared(data, path.parent, frozenset({path.resolve()}))
         if est is not None and "id" in data:
             for rid in (data["id"], *data.get("aliases", ())):
                 out[str(rid)] = float(est)

@@ -80,6 +80,18 @@ def test_declared_seconds_come_from_the_experiment_files(cost_table, tmp_path: P
     assert cost_table.read_declared(exp, "smoke") == {"a": 4.0, "a2": 4.0}
 
 
+def test_declared_seconds_follow_extends(cost_table, tmp_path: Path) -> None:
+    """Regression: a result whose file takes its profile from the file it extends (the bandit sweeps) showed
+    no declared seconds."""
+    exp = tmp_path / "experiments"
+    (exp / "_base").mkdir(parents=True)
+    (exp / "_base" / "family.toml").write_text('[profiles.full]\nest_seconds = 80\n')
+    (exp / "c.toml").write_text('id = "c"\nextends = "_base/family.toml"\n')
+    (exp / "d.toml").write_text('id = "d"\nextends = "_base/family.toml"\n[profiles.full]\nest_seconds = 120\n')
+    (exp / "e.toml").write_text('id = "e"\nextends = "e.toml"\n')  # a cycle declares nothing
+    assert cost_table.read_declared(exp, "full") == {"c": 80.0, "d": 120.0}
+
+
 def test_cost_table_without_runs_says_what_to_do(cost_table, tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="run `repro run all --profile full` first"):
         cost_table.main([str(tmp_path)])
