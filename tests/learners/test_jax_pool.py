@@ -4,6 +4,7 @@ machine). Each check runs in a fresh interpreter: the pool is sized once, when J
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -42,6 +43,7 @@ print(json.dumps({"digest": h.hexdigest(), "pool": names.count("tf_XLAEigen"),
 """
 
 
+@functools.cache  # one fresh interpreter per CPU setting, shared by the tests
 def _run(cpus: str) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
