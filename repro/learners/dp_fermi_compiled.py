@@ -9,7 +9,7 @@ in all four modes, ``sampling`` in all three, ``return_iterate``), with three ch
 
 - **Randomness is drawn on the host, from each trial's own generator, in the reference engine's order**
   (θ₀, W₀, the random iterate, then per step the batch rows, the θ noise, the W noise of each label part;
-  :func:`_draws`). The compiled program is deterministic. So a trial's models equal the reference
+  :func:`draw_trial`). The compiled program is deterministic. So a trial's models equal the reference
   engine's run of the same generator up to floating-point summation order (float64: ≈ 1e-12 relative,
   tested to 1e-9), and a trial's numbers never depend on which other trials share its program.
 - **A batch is a fixed-size row list with a mask** (shuffled epochs' last partial batch, Poisson batches of
@@ -48,7 +48,8 @@ from repro.learners.dp_fermi import (
 )
 from repro.learners.logistic import LogisticModel, SoftmaxModel
 
-__all__ = ["fit_many", "train_batch"]
+__all__ = ["DrawnTrial", "Iterates", "TrialPlan", "draw_trial", "fit_drawn", "fit_many", "iterates", "plan_trial",
+           "train_batch"]
 
 #: Poisson batches are padded to a multiple of this many rows (few distinct programs)
 _ROWS = 64
@@ -75,8 +76,9 @@ class _Static:
 
 
 @dataclass
-class _Trial:
-    """One trial's inputs to the program: data, per-model constants, initial state and host draws."""
+class DrawnTrial:
+    """One trial's inputs to the program: data, per-model constants, initial state and host draws
+    (:func:`draw_trial`)."""
 
     static: _Static
     shape: tuple[int, int, int, int, int]   # (n, d, G, T, rows of the largest batch)
@@ -87,9 +89,60 @@ class _Trial:
     q: float | None
 
 
-def _draws(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: Sequence[DPFermiConfig],
-           rng: np.random.Generator) -> _Trial:
-    """Check the inputs as the reference engine does and draw everything it would draw, in its order."""
+@dataclass(frozen=True)
+class TrialPlan:
+    """What every trial of one (data, configurations) shares: the checked inputs, the per-model constants and
+    the program's structure (:func:`plan_trial`); :meth:`draw` adds one trial's draws."""
+
+    static: _Static
+    configs: list[DPFermiConfig]
+    cfg: DPFermiConfig
+    data: dict[str, np.ndarray]
+    constants: dict[str, np.ndarray]
+    n: int
+    d: int
+    q: float | None
+    steps: int
+
+    def draw(self, rng: np.random.Generator) -> DrawnTrial:
+        """Draw from ``rng`` everything the reference engine would draw, in its order (θ₀, W₀, the random
+        iterate, then per step the batch rows and the noise); nothing is trained."""
+        st, cfg, n, d, steps = self.static, self.cfg, self.n, self.d, self.steps
+        L, w_shape, G = st.L, st.w_shape, len(self.configs)
+        Th, b = _init_theta(d, L, G, rng)
+        W0 = [np.repeat((rng.standard_normal(w_shape) if cfg.w_init == "normal" else np.zeros(w_shape))[None], G,
+                        axis=0) for _ in range(st.n_labels)]
+        t_hat = int(rng.integers(1, steps + 1)) if cfg.return_iterate == "random" else steps
+        batches, u, V = [], [], [[] for _ in range(st.n_labels)]
+        for idx in _batch_indices(n, cfg, rng):
+            batches.append(idx)
+            if st.draw_theta:
+                u.append(rng.standard_normal((d + 1) * L).reshape(d + 1, L))
+            if st.draw_w:
+                for v in V:
+                    v.append(rng.standard_normal(w_shape))
+        # a batch's row count is padded to a size that depends on this trial alone (Poisson batches: its
+        # largest, rounded up to a multiple of _ROWS), so its program, and so its bytes, never depend on its
+        # companions
+        largest = max(max((bt.size for bt in batches), default=1), 1)
+        rows = _ROWS * math.ceil(largest / _ROWS) if st.poisson else largest
+        idx = np.zeros((steps, rows), dtype=np.int32)
+        mask = np.zeros((steps, rows))
+        for t, bt in enumerate(batches):
+            idx[t, :bt.size] = bt
+            mask[t, :bt.size] = 1.0
+        arrays = {
+            **self.constants,
+            "Th": Th, "b": b, "W": np.stack(W0), "idx": idx, "mask": mask, "t_hat": np.int32(t_hat),
+            "u": np.stack(u) if st.draw_theta else np.zeros((steps, 0)),
+            "V": np.stack([np.stack(v) for v in V], axis=1) if st.draw_w else np.zeros((steps, 0)),
+        }
+        return DrawnTrial(st, (n, d, G, steps, rows), self.configs, self.data, arrays, steps, self.q)
+
+
+def plan_trial(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: Sequence[DPFermiConfig]) -> TrialPlan:
+    """Check the inputs as the reference engine does and derive what its trials share (no draw). Every
+    trial drawn from one plan trains on one copy of the data (one program for all of them)."""
     configs = list(configs)
     cfg = _shared_config(configs)
     X, yi, s, n_classes, labels, isp_of = _checked_inputs(X, y, s, cfg)
@@ -99,48 +152,28 @@ def _draws(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: Sequence[DPFerm
     L = n_classes if softmax_head else 1
     k = int(s.max()) + 1
     Y = np.eye(n_classes)[yi] if softmax_head else yi.astype(np.float64)[:, None]
-    G = len(configs)
-    lam = np.array([c.lam for c in configs])
-    clip = np.array([c.clip_norm for c in configs])
     form, group, mode = cfg.ermi_form, cfg.code_group, cfg.theta_clip
-    Th, b = _init_theta(d, L, G, rng)
     w_shape = (1, 1) if form == "code_1x1" else (k, n_classes)
-    W0 = [np.repeat((rng.standard_normal(w_shape) if cfg.w_init == "normal" else np.zeros(w_shape))[None], G, axis=0)
-          for _ in labels]
     q, steps = schedule(cfg, n)
-    t_hat = int(rng.integers(1, steps + 1)) if cfg.return_iterate == "random" else steps
     th_std, w_std, draw_theta, draw_w = noise_stds(configs, isp, form, group)
-    batches, u, V = [], [], [[] for _ in labels]
-    for idx in _batch_indices(n, cfg, rng):
-        batches.append(idx)
-        if draw_theta:
-            u.append(rng.standard_normal((d + 1) * L).reshape(d + 1, L))
-        if draw_w:
-            for v in V:
-                v.append(rng.standard_normal(w_shape))
-    # a batch's row count is padded to a size that depends on this trial alone (Poisson batches: its largest,
-    # rounded up to a multiple of _ROWS), so its program, and so its bytes, never depend on its companions
-    largest = max(max((bt.size for bt in batches), default=1), 1)
-    rows = _ROWS * math.ceil(largest / _ROWS) if cfg.sampling == "poisson" else largest
-    idx = np.zeros((steps, rows), dtype=np.int32)
-    mask = np.zeros((steps, rows))
-    for t, bt in enumerate(batches):
-        idx[t, :bt.size] = bt
-        mask[t, :bt.size] = 1.0
     static = _Static(cfg.head, form, group, mode, cfg.fairness == "eo", cfg.eo_weighting, cfg.w_projection,
                      len(labels), L, k, w_shape, draw_theta, draw_w, cfg.sampling == "poisson")
     data = {"X": X, "Y": Y, "s": s.astype(np.int32), "yi": yi.astype(np.int32)}
-    arrays = {
+    constants = {
         "isp": np.stack(isp),
-        "lam": lam, "clip": clip, "radius": np.array([c.w_radius for c in configs], dtype=float),
+        "lam": np.array([c.lam for c in configs]), "clip": np.array([c.clip_norm for c in configs]),
+        "radius": np.array([c.w_radius for c in configs], dtype=float),
         "lr_th": np.array([c.lr_theta for c in configs]), "lr_w": np.array([c.lr_w for c in configs]),
         "th_std": np.asarray(th_std, dtype=float), "w_std": np.stack(w_std),
-        "Th": Th, "b": b, "W": np.stack(W0), "idx": idx, "mask": mask, "t_hat": np.int32(t_hat),
         "denom": np.float64(max(int(n * q), 1) if q is not None else 0.0),
-        "u": np.stack(u) if draw_theta else np.zeros((steps, 0)),
-        "V": np.stack([np.stack(v) for v in V], axis=1) if draw_w else np.zeros((steps, 0)),
     }
-    return _Trial(static, (n, d, G, steps, rows), configs, data, arrays, steps, q)
+    return TrialPlan(static, configs, cfg, data, constants, n, d, q, steps)
+
+
+def draw_trial(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: Sequence[DPFermiConfig],
+               rng: np.random.Generator) -> DrawnTrial:
+    """Check the inputs and draw one trial: ``plan_trial(X, y, s, configs).draw(rng)``."""
+    return plan_trial(X, y, s, configs).draw(rng)
 
 
 # ------------------------------------------------------------------------------------------ the step
@@ -287,26 +320,33 @@ def _step(st: _Static, data: dict, a: dict, carry, xs):
     return (Th, b, W, kept_th, kept_b), None
 
 
-def _train_one(st: _Static, data: dict, a: dict):
-    """All steps of one trial: ``lax.scan`` of :func:`_step`; returns (kept Θ, kept b, final W)."""
+def _train_one(st: _Static, trajectory: bool, data: dict, a: dict):
+    """All steps of one trial: ``lax.scan`` of :func:`_step`; returns (kept Θ, kept b, final W), or with
+    ``trajectory`` the iterates (Θ, b, W) after every step."""
     T = a["idx"].shape[0]
     carry = (a["Th"], a["b"], a["W"], a["Th"], a["b"])
     xs = (a["idx"], a["mask"], a["u"], a["V"], jnp.arange(1, T + 1, dtype=jnp.int32))
-    (_, _, W, kept_th, kept_b), _ = jax.lax.scan(functools.partial(_step, st, data, a), carry, xs)
+    step = functools.partial(_step, st, data, a)
+    if trajectory:
+        def body(c, x):
+            c, _ = step(c, x)
+            return c, c[:3]
+        return jax.lax.scan(body, carry, xs)[1]
+    (_, _, W, kept_th, kept_b), _ = jax.lax.scan(step, carry, xs)
     return kept_th, kept_b, W
 
 
 @functools.lru_cache(maxsize=64)
-def _program(st: _Static, shared_data: bool):
-    """The compiled program of one static structure: ``vmap`` of :func:`_train_one` over stacked trials
+def _program(st: _Static, shared_data: bool, trajectory: bool = False):
+    """The compiled program of one static structure: :func:`_train_one` mapped over stacked trials
     (the data too, unless every trial of the program trains on the same arrays)."""
-    one = functools.partial(_train_one, st)
+    one = functools.partial(_train_one, st, trajectory)
     if shared_data:
         return jax.jit(lambda data, a: jax.lax.map(lambda ai: one(data, ai), a))
     return jax.jit(lambda data, a: jax.lax.map(lambda da: one(*da), (data, a)))
 
 
-def _results(trial: _Trial, th: np.ndarray, b: np.ndarray, W: np.ndarray) -> list[DPFermiResult]:
+def _results(trial: DrawnTrial, th: np.ndarray, b: np.ndarray, W: np.ndarray) -> list[DPFermiResult]:
     softmax_head = trial.static.head == "softmax"
 
     def model(g: int) -> LogisticModel | SoftmaxModel:
@@ -340,11 +380,17 @@ def fit_many(X: np.ndarray | Sequence[np.ndarray], y: np.ndarray | Sequence[np.n
     trials = []
     for i, (cfgs, rng) in enumerate(zip(configs, generators, strict=True)):
         data = (X[i], y[i], s[i]) if per_trial else (X, y, s)
-        trials.append(_draws(*data, cfgs, rng))
+        trials.append(draw_trial(*data, cfgs, rng))
     if not per_trial:  # one copy of the data for every trial
         for tr in trials[1:]:
             tr.data = trials[0].data
-    out: list[list[DPFermiResult] | None] = [None] * len(trials)
+    return fit_drawn(trials)
+
+
+def _run_drawn(trials: Sequence[DrawnTrial], trajectory: bool) -> list[tuple[np.ndarray, ...]]:
+    """Per trial, the program's outputs as numpy arrays: trials of equal shapes and structure run as one
+    program (``lax.map`` over the stacked trials), the others as programs of their own."""
+    out: list[tuple[np.ndarray, ...] | None] = [None] * len(trials)
     batches: dict[Any, list[int]] = {}
     for i, tr in enumerate(trials):
         batches.setdefault((tr.static, tr.shape), []).append(i)
@@ -354,10 +400,36 @@ def fit_many(X: np.ndarray | Sequence[np.ndarray], y: np.ndarray | Sequence[np.n
             shared = all(trials[i].data is trials[members[0]].data for i in members)
             data = (trials[members[0]].data if shared else
                     {key: np.stack([trials[i].data[key] for i in members]) for key in trials[members[0]].data})
-            th, bb, W = (np.asarray(v) for v in _program(st, shared)(data, stacked))
+            got = [np.asarray(v) for v in _program(st, shared, trajectory)(data, stacked)]
             for j, i in enumerate(members):
-                out[i] = _results(trials[i], th[j], bb[j], W[j])
+                out[i] = tuple(v[j] for v in got)
     return out  # type: ignore[return-value]
+
+
+def fit_drawn(trials: Sequence[DrawnTrial]) -> list[list[DPFermiResult]]:
+    """Train trials already drawn by :func:`draw_trial` (what :func:`fit_many` does after drawing)."""
+    return [_results(tr, *outs) for tr, outs in zip(trials, _run_drawn(trials, False), strict=True)]
+
+
+@dataclass(frozen=True)
+class Iterates:
+    """Every iterate of one trial's models, the initial one first: Θ (T + 1, d, G, L), b (T + 1, G, L) and
+    W (T + 1, label parts, G, a, c) — what the reference engine's ``on_step`` observer sees after each step."""
+
+    theta: np.ndarray
+    b: np.ndarray
+    W: np.ndarray
+
+
+def iterates(trials: Sequence[DrawnTrial]) -> list[Iterates]:
+    """Train trials drawn by :func:`draw_trial` and return every iterate (for attacks that observe them all:
+    the DP-FERMI audits of :mod:`repro.studies.audit.mechanisms`)."""
+    out = []
+    for tr, (th, b, W) in zip(trials, _run_drawn(trials, True), strict=True):
+        a = tr.arrays
+        out.append(Iterates(np.concatenate([a["Th"][None], th]), np.concatenate([a["b"][None], b]),
+                            np.concatenate([a["W"][None], W])))
+    return out
 
 
 def train_batch(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: Sequence[DPFermiConfig], *,

@@ -34,7 +34,8 @@ from repro.privacy.accounting import dp_sgd_epsilon
 from repro.privacy.dp_sgd import poisson_batch
 from repro.privacy.guarantee import NON_PRIVATE, Guarantee
 
-__all__ = ["DPSGDConfig", "Configured", "schedule", "configure", "fit_many", "train"]
+__all__ = ["DPSGDConfig", "Configured", "DrawnTrial", "schedule", "configure", "draw_trial", "fit_drawn", "fit_many",
+           "train"]
 
 #: Poisson batches are padded to a multiple of this many rows (a trial's own largest batch decides)
 _ROWS = 64
@@ -99,7 +100,9 @@ def configure(*, n: int, epsilon: float | None, delta: float, noise_multiplier: 
 
 
 @dataclass
-class _Trial:
+class DrawnTrial:
+    """One trial's inputs to the program: data, initial θ₀ (``arrays["w"]``, ``arrays["b"]``), host draws."""
+
     shape: tuple[int, int, int, int]        # (n, d, T, padded rows)
     data: dict[str, np.ndarray]
     arrays: dict[str, np.ndarray]
@@ -109,7 +112,7 @@ class _Trial:
     mean_batch: float
 
 
-def _draws(X: np.ndarray, y: np.ndarray, config: DPSGDConfig, rng: np.random.Generator) -> _Trial:
+def draw_trial(X: np.ndarray, y: np.ndarray, config: DPSGDConfig, rng: np.random.Generator) -> DrawnTrial:
     """Everything the reference trainer draws, in its order: θ₀ (``nn.Linear``), then per step the Poisson
     batch and, with noise, the (d + 1) normals of std zC."""
     X = np.ascontiguousarray(X, dtype=np.float64)
@@ -138,7 +141,7 @@ def _draws(X: np.ndarray, y: np.ndarray, config: DPSGDConfig, rng: np.random.Gen
               "clip": np.float64(config.clip_norm), "lr": np.float64(config.lr),
               "denom": np.float64(max(int(n * q), 1))}
     data = {"X": X, "y": y, "row_norm": np.sqrt(np.einsum("ij,ij->i", X, X) + 1.0)}
-    return _Trial((n, d, steps, rows), data, arrays, config, q, steps, total / steps)
+    return DrawnTrial((n, d, steps, rows), data, arrays, config, q, steps, total / steps)
 
 
 def _step(data: dict, a: dict, carry, xs):
@@ -179,11 +182,17 @@ def fit_many(X: np.ndarray | Sequence[np.ndarray], y: np.ndarray | Sequence[np.n
         raise InvalidParameterError(f"fit_many needs one generator per trial; got {len(configs)} trials and "
                                     f"{len(generators)} generators.")
     per_trial = not isinstance(X, np.ndarray)
-    trials = [_draws(X[i] if per_trial else X, y[i] if per_trial else y, cfg, rng)
+    trials = [draw_trial(X[i] if per_trial else X, y[i] if per_trial else y, cfg, rng)
               for i, (cfg, rng) in enumerate(zip(configs, generators, strict=True))]
     if not per_trial:
         for tr in trials[1:]:
             tr.data = trials[0].data
+    return fit_drawn(trials)
+
+
+def fit_drawn(trials: Sequence[DrawnTrial]) -> list[DPSGDResult]:
+    """Train trials already drawn by :func:`draw_trial` (what :func:`fit_many` does after drawing): trials of
+    one shape run as one program (``lax.map``), on one copy of the data when they share it."""
     groups: dict[tuple[int, int, int, int], list[int]] = {}
     for i, tr in enumerate(trials):
         groups.setdefault(tr.shape, []).append(i)

@@ -14,7 +14,7 @@ import pytest
 
 from repro.errors import InvalidParameterError
 from repro.learners.dp_fermi import REFERENCE, STRICT_ALL_FEATURES, STRICT_SENSITIVE, train_dp_fermi_batch
-from repro.learners.dp_fermi_compiled import fit_many, train_batch
+from repro.learners.dp_fermi_compiled import draw_trial, fit_drawn, fit_many, iterates, train_batch
 from repro.learners.dp_fermi_unit import configure, schedule
 from repro.privacy.accounting import calibrate_noise_multiplier, opacus_sampling
 from repro.privacy.dpfermi_noise import group_floor, theorem33_noise, thesis_all_feature_noise
@@ -111,6 +111,30 @@ def test_trials_on_their_own_data_equal_their_runs_alone() -> None:
     for i, (X, y, s) in enumerate(data):
         alone = train_batch(X, y, s, [cfg], rng=np.random.default_rng(i))[0]
         assert np.array_equal(alone.model.w, out[i][0].model.w)
+
+
+@pytest.mark.parametrize("name", ["strict (sensitive clip, Poisson)", "strict-all, EO", "reference (authors' code path)"])
+def test_iterates_are_what_the_reference_engine_shows_its_observer(name: str) -> None:
+    """``iterates`` (the audits' attack view): the initial iterate, then (Θ, b, W of every label part) after each
+    step, equal to what ``on_step`` sees in the numpy engine; the last one is the model ``fit_drawn`` returns."""
+    X, y, s = _data(n=200)
+    cfgs = [CASES[name].with_(lam=lam) for lam in (0.0, 1.5)]
+    seen: list[tuple] = []
+    train_dp_fermi_batch(X, y, s, cfgs, rng=np.random.default_rng(4),
+                         on_step=lambda t, Th, b, Ws: seen.append((Th.copy(), b.copy(), [w.copy() for w in Ws.values()])))
+    trial = draw_trial(X, y, s, cfgs, np.random.default_rng(4))
+    (it,) = iterates([trial])
+    assert it.theta.shape[0] == it.b.shape[0] == it.W.shape[0] == len(seen) + 1 == trial.steps + 1
+    np.testing.assert_array_equal(it.theta[0], trial.arrays["Th"])
+    for t, (Th, b, Ws) in enumerate(seen, start=1):
+        np.testing.assert_allclose(it.theta[t], Th, rtol=RTOL, atol=1e-12)
+        np.testing.assert_allclose(it.b[t], b, rtol=RTOL, atol=1e-12)
+        for j, w in enumerate(Ws):
+            np.testing.assert_allclose(it.W[t, j], w, rtol=RTOL, atol=1e-12)
+    (final,) = fit_drawn([trial])
+    for g, res in enumerate(final):
+        assert res.model.w.tobytes() == it.theta[-1][:, g, 0].tobytes()
+        assert all(w.tobytes() == it.W[-1, j, g].tobytes() for j, w in enumerate(res.W))
 
 
 def test_fit_many_checks_its_inputs_as_the_reference_does() -> None:

@@ -17,12 +17,17 @@ DP-FERMI ``strict`` / ``strict-all`` (seed-004 §4.4), the LDP matrices (seed-00
 Private-Fair-Greedy's tree mechanism and rank noise (seed-001 §3.2, §3.3), Algorithm 1 of Cummings
 et al. and one FairNR ``corrected`` FTPL step (seed-000-002 §3.7, §5.7), and the nominal baselines
 Tran 2021a and PF-LD.
+
+The DP-SGD and DP-FERMI audits train their runs through the compiled learner units
+(:mod:`repro.learners.dp_sgd_unit`, :mod:`repro.learners.dp_fermi_compiled`), :data:`AUDIT_CHUNK` runs per
+program, with the draws of the numpy reference engines in their order (``engine="numpy"`` runs those engines;
+the tests compare the two).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +39,7 @@ from repro.errors import InvalidParameterError
 from repro.fairness.private_postprocessing import guarantee as alg2_guarantee
 from repro.fairness.private_postprocessing import private_group_rates
 from repro.learners import dp_fermi as fermi
-from repro.learners import dp_sgd
+from repro.learners import dp_fermi_compiled, dp_sgd, dp_sgd_unit
 from repro.learners.baselines import pf_ld, train_pf_ld, train_tran_2021a, tran_2021a
 from repro.learners.dp_fermi import STRICT_ALL_FEATURES, STRICT_SENSITIVE, prepare_dp_fermi
 from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
@@ -66,6 +71,9 @@ W_GAP = 0.3
 #: DP-FERMI strict audit: the canary's x, and the band of its initial prediction F₀ = σ(θ₀x + b₀) of a kept init
 #: (F near 1 puts most of its W part's norm in one column; F(1 − F) large enough keeps its θ part clipped)
 STRICT_X, STRICT_F_BAND = 10.0, (0.9, 0.96)
+#: DP-FERMI and DP-SGD audits: runs trained by one compiled program of the learner unit (their draws are held until it runs:
+#: ≈ 25 KB a run)
+AUDIT_CHUNK = 1_000
 #: the Algorithm 1 control runs at this multiple of ε
 CONTROL_FACTOR_ALG1 = 10
 
@@ -197,7 +205,7 @@ def audit_laplace_step(runs: int, rng: np.random.Generator, *, broken: bool = Fa
 
 def audit_dp_sgd(runs: int, rng: np.random.Generator, *, broken: bool = False, epsilon: float = 1.0,
                  delta: float = 1e-3, n: int = 999, epochs: int = 2, clip: float = 0.01, x_canary: float = 5.0,
-                 alpha: float = 0.05) -> AuditResult:
+                 alpha: float = 0.05, engine: str = "compiled") -> AuditResult:
     """DP-SGD (``learners.dp_sgd``, Opacus semantics) under add/remove of a canary, q = 1 (B = n + 1).
 
     The n others have x = 0, y = 1 (no gradient in column 0); the canary has x = 5, y = 1, so its
@@ -219,13 +227,23 @@ def audit_dp_sgd(runs: int, rng: np.random.Generator, *, broken: bool = False, e
     X0, y0 = np.zeros((n, 1)), np.ones(n)
     X1, y1 = np.vstack([X0, [[x_canary]]]), np.r_[y0, 1.0]
 
+    cfg = dp_sgd_unit.DPSGDConfig(noise_multiplier=z_run, clip_norm=clip, lr=lr, batch_size=B, epochs=epochs)
+
     def draws(X: np.ndarray, y: np.ndarray) -> np.ndarray:
         out = np.empty(runs)
-        for r in range(runs):
-            w0 = _peek_init(1, rng)
-            res = train_dp_sgd_logistic(X, y, noise_multiplier=z_run, clip_norm=clip, lr=lr, batch_size=B,
-                                        epochs=epochs, rng=rng)
-            out[r] = (res.model.w[0] - w0[0]) / lr
+        if engine == "numpy":   # the reference engine (the tests compare the two to 1e-9)
+            for r in range(runs):
+                w0 = _peek_init(1, rng)
+                res = train_dp_sgd_logistic(X, y, noise_multiplier=z_run, clip_norm=clip, lr=lr, batch_size=B,
+                                            epochs=epochs, rng=rng)
+                out[r] = (res.model.w[0] - w0[0]) / lr
+            return out
+        for start in range(0, runs, AUDIT_CHUNK):     # the learner unit: one program per chunk of runs
+            chunk = [dp_sgd_unit.draw_trial(X, y, cfg, rng) for _ in range(min(AUDIT_CHUNK, runs - start))]
+            for tr in chunk[1:]:
+                tr.data = chunk[0].data
+            for r, (tr, res) in enumerate(zip(chunk, dp_sgd_unit.fit_drawn(chunk), strict=True), start=start):
+                out[r] = (res.model.w[0] - tr.arrays["w"][0]) / lr
         return out
 
     out_d, out_d1 = draws(X0, y0), draws(X1, y1)
@@ -252,6 +270,49 @@ def _fermi_canary_data(n: int, d: int, x_canary: float) -> tuple[np.ndarray, np.
     return X, np.zeros(n), s
 
 
+def _fermi_iterates(X: np.ndarray, y: np.ndarray, s: np.ndarray, cfg: fermi.DPFermiConfig, runs: int,
+                    rng: np.random.Generator, accept: Callable[[np.random.Generator], bool], *,
+                    engine: str = "compiled") -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Every iterate of ``runs`` DP-FERMI trainings of ``cfg`` (one model) on (X, y, s), one after the other
+    from ``rng``: per run θ (T + 1, d), b (T + 1,) and W (T + 1, a, c), the initial iterate first (what the
+    attacker observes). Before each run ``accept(rng)`` draws a candidate init as the trainer would; an
+    accepted one is drawn again by the trainer (the stream is rewound), a rejected one stays drawn.
+
+    ``engine="compiled"``: the learner unit (:mod:`repro.learners.dp_fermi_compiled`), :data:`AUDIT_CHUNK`
+    runs per program, draws on the host in the reference engine's order; ``"numpy"``: the reference engine
+    with its ``on_step`` observer (the tests compare the two to 1e-9)."""
+    if engine not in ("compiled", "numpy"):
+        raise InvalidParameterError(f"engine must be 'compiled' or 'numpy'; got {engine!r}.")
+
+    def next_accepted() -> None:
+        while True:
+            state = rng.bit_generator.state
+            if accept(rng):
+                rng.bit_generator.state = state
+                return
+
+    plan = dp_fermi_compiled.plan_trial(X, y, s, [cfg])            # inputs checked once for every run
+    reference = prepare_dp_fermi(X, y, s, [cfg]) if engine == "numpy" else None
+    pending: list[dp_fermi_compiled.DrawnTrial] = []
+    for r in range(runs):
+        next_accepted()
+        if reference is not None:
+            state = rng.bit_generator.state
+            init = plan.draw(rng).arrays                # peek: the trainer draws this init again
+            rng.bit_generator.state = state
+            steps = [(init["Th"][:, 0, 0], init["b"][0, 0], init["W"][0, 0])]
+            reference.train(rng=rng, on_step=lambda t, Th, b, Ws, steps=steps: steps.append(
+                (Th[:, 0, 0].copy(), float(b[0, 0]), Ws[None][0].copy())))
+            yield (np.stack([v[0] for v in steps]), np.array([v[1] for v in steps]),
+                   np.stack([v[2] for v in steps]))
+            continue
+        pending.append(plan.draw(rng))                 # the runs of a chunk share the plan's data: one program
+        if len(pending) == AUDIT_CHUNK or r == runs - 1:
+            for it in dp_fermi_compiled.iterates(pending):
+                yield it.theta[:, :, 0, 0], it.b[:, 0, 0], it.W[:, 0, 0]
+            pending = []
+
+
 def strict_oracle_bound(z: float, q: float, T: int, delta: float, runs: int, rng: np.random.Generator, *,
                         alpha: float = 0.05) -> float:
     """What the best attack can certify with ``runs`` per side against the exact strict accountant's worst
@@ -269,7 +330,8 @@ def strict_oracle_bound(z: float, q: float, T: int, delta: float, runs: int, rng
 def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool = False, epsilon: float = 3.0,
                           n: int = 40, batch_size: int = 10, epochs: int = 1, lam: float = 0.01,
                           alpha: float = 0.05, model: str | None = None, x_canary: float = STRICT_X,
-                          f_band: tuple[float, float] | None = STRICT_F_BAND, lr_theta: float = 0.01) -> AuditResult:
+                          f_band: tuple[float, float] | None = STRICT_F_BAND, lr_theta: float = 0.01,
+                          engine: str = "compiled") -> AuditResult:
     """DP-FERMI ``strict`` (STRICT_SENSITIVE, seed-004 §4.4) under replace-one of the canary's s (0 ↔ 1).
 
     Calibrated with the exact strict accountant (:mod:`repro.privacy.strict_accountant`) at
@@ -326,27 +388,19 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
             out.append(lam * se * min(1.0, C / (norm + 1e-12)) * X[0, 0])
         return c, out[0], out[1]
 
+    def accept(r: np.random.Generator) -> bool:
+        """The init is data-independent: keep only runs with an opposite-sign W₀ (worst case)."""
+        th0, b0 = torch_linear_init(3, rng=r)
+        W0 = r.standard_normal((3, 2))
+        d0, d1 = W0[0, 1] - W0[0, 0], W0[1, 1] - W0[1, 0]
+        f0 = float(expit(th0[0] * x_canary + b0))
+        in_band = f_band is None or f_band[0] <= f0 <= f_band[1]
+        return bool(d0 * d1 < 0 and min(abs(d0), abs(d1)) > W_GAP and in_band)
+
     def llr(s: np.ndarray) -> np.ndarray:
         stat = np.empty(runs)
-        plan = prepare_dp_fermi(X, y, s, [cfg])     # checked once: each run is train_dp_fermi(X, y, s, cfg)
-        for r in range(runs):
-            while True:  # the init is data-independent: keep only runs with an opposite-sign W₀ (worst case)
-                state = rng.bit_generator.state
-                th0, b0 = torch_linear_init(3, rng=rng)
-                W0 = rng.standard_normal((3, 2))
-                d0, d1 = W0[0, 1] - W0[0, 0], W0[1, 1] - W0[1, 0]
-                f0 = float(expit(th0[0] * x_canary + b0))
-                in_band = f_band is None or f_band[0] <= f0 <= f_band[1]
-                if d0 * d1 < 0 and min(abs(d0), abs(d1)) > W_GAP and in_band:
-                    rng.bit_generator.state = state    # kept: the trainer draws this init again
-                    break
-                # skipped: this init stays drawn from the trainer's stream
-            it: list[tuple[np.ndarray, float, np.ndarray]] = [(th0, b0, W0)]
-
-            def observe(t: int, Th: np.ndarray, b: np.ndarray, Ws: dict, it: list = it) -> None:
-                it.append((Th[:, 0, 0], float(b[0, 0]), Ws[None][0]))
-
-            plan.train(rng=rng, on_step=observe)
+        for r, (th_it, b_it, W_it) in enumerate(_fermi_iterates(X, y, s, cfg, runs, rng, accept, engine=engine)):
+            it = list(zip(th_it, b_it, W_it, strict=True))
             total = 0.0
             for (th_a, b_a, W_a), (th_b, _, W_b) in zip(it[:-1], it[1:], strict=True):
                 g = -(th_b - th_a) * denom / cfg.lr_theta
@@ -387,7 +441,7 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
 
 def audit_dp_fermi_strict_all(runs: int, rng: np.random.Generator, *, broken: bool = False, epsilon: float = 1.0,
                               delta: float = 1e-3, n: int = 999, epochs: int = 2, lam: float = 0.01,
-                              x_canary: float = 100.0, alpha: float = 0.05) -> AuditResult:
+                              x_canary: float = 100.0, alpha: float = 0.05, engine: str = "compiled") -> AuditResult:
     """DP-FERMI ``strict-all`` (STRICT_ALL_FEATURES: per-record clip of the joint (θ, W) gradient to C, Poisson
     sampling; seed-004 §4.4) under add/remove of a canary, DP-SGD-style: q = 1 (B = n + 1), so the PLD
     accountant's ε is that of T Gaussian mechanisms, exact for add/remove; z is calibrated to (ε, δ).
@@ -415,19 +469,14 @@ def audit_dp_fermi_strict_all(runs: int, rng: np.random.Generator, *, broken: bo
     X1 = np.vstack([[[x_canary]], X0])
     s1, y1 = np.r_[0, s0], np.r_[0, y0]
 
+    def accept(r: np.random.Generator) -> bool:
+        """Keep inits with θ₀ ≥ 0 (data-independent): the canary's gradient is then clipped."""
+        return bool(torch_linear_init(1, rng=r)[0][0] >= 0)
+
     def draws(X: np.ndarray, yy: np.ndarray, ss: np.ndarray) -> np.ndarray:
         out = np.empty(runs)
-        plan = prepare_dp_fermi(X, yy, ss, [cfg])   # checked once: each run is train_dp_fermi(X, yy, ss, cfg)
-        for r in range(runs):
-            while True:  # keep inits with θ₀ ≥ 0 (data-independent): the canary's gradient is then clipped
-                state = rng.bit_generator.state
-                th0, _ = torch_linear_init(1, rng=rng)
-                if th0[0] >= 0:
-                    rng.bit_generator.state = state    # the trainer draws this init again
-                    break
-            steps = [float(th0[0])]
-            plan.train(rng=rng, on_step=lambda t, Th, b, Ws, steps=steps: steps.append(float(Th[0, 0, 0])))
-            out[r] = -float(np.sum(np.diff(steps))) * B / cfg.lr_theta
+        for r, (th_it, _, _) in enumerate(_fermi_iterates(X, yy, ss, cfg, runs, rng, accept, engine=engine)):
+            out[r] = -float(np.sum(np.diff(th_it[:, 0]))) * B / cfg.lr_theta
         return out
 
     out_d, out_d1 = draws(X0, y0, s0), draws(X1, y1, s1)

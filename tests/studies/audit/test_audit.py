@@ -113,6 +113,51 @@ def test_strict_all_flags_too_little_noise() -> None:
     assert ok.achievable_epsilon == pytest.approx(1.0, rel=1e-2)         # q = 1: the PLD claim is exact
 
 
+@pytest.mark.parametrize("engine_case", ["strict", "strict-all"])
+def test_fermi_audit_runs_through_the_compiled_unit_equal_the_reference_engine(engine_case: str,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34: the DP-FERMI audits train their runs with the compiled learner unit, in chunks. Every iterate
+    the attacker sees equals the numpy reference engine's (1e-9, summation order only; chunks of 7 so that a
+    partial chunk is covered), rejected inits included, and the shared generator ends in the same state."""
+    monkeypatch.setattr(mc, "AUDIT_CHUNK", 7)
+    if engine_case == "strict":
+        cfg = mc.STRICT_SENSITIVE.with_(lam=0.01, batch_size=10, epochs=1, w_init="normal", noise_multiplier=1.0)
+        X, y, s = mc._fermi_canary_data(40, 3, mc.STRICT_X)
+    else:
+        cfg = mc.STRICT_ALL_FEATURES.with_(lam=0.01, batch_size=100, epochs=2, noise_multiplier=1.0)
+        X, y, s = np.zeros((99, 1)), np.arange(99) % 2, (np.arange(99) // 2) % 2
+
+    def accept(r: np.random.Generator) -> bool:          # rejects about half of the candidate inits
+        return bool(r.uniform() < 0.5)
+
+    gens = {e: np.random.default_rng(11) for e in ("numpy", "compiled")}
+    got = {e: list(mc._fermi_iterates(X, y, s, cfg, 20, g, accept, engine=e)) for e, g in gens.items()}
+    assert len(got["numpy"]) == len(got["compiled"]) == 20
+    for ref, run in zip(got["numpy"], got["compiled"], strict=True):
+        for a, b in zip(ref, run, strict=True):
+            assert a.shape == b.shape
+            np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12)
+    assert gens["numpy"].bit_generator.state == gens["compiled"].bit_generator.state
+    with pytest.raises(InvalidParameterError, match="engine must be"):
+        next(mc._fermi_iterates(X, y, s, cfg, 1, gens["numpy"], accept, engine="torch"))
+
+
+@pytest.mark.parametrize("audit", [mc.audit_dp_fermi_strict, mc.audit_dp_fermi_strict_all, mc.audit_dp_sgd])
+def test_learner_audits_give_the_reference_engines_numbers(audit, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole audit (both neighbours, the control too) through the compiled units, in chunks (of 50 here,
+    so that a partial chunk is covered): the reference engine's audited ε, verdict and trade-off points."""
+    monkeypatch.setattr(mc, "AUDIT_CHUNK", 50)
+    for broken in (False, True):
+        ref = audit(120, np.random.default_rng(8), broken=broken, engine="numpy")
+        got = audit(120, np.random.default_rng(8), broken=broken)
+        assert got.verdict == ref.verdict
+        assert got.audited_epsilon == pytest.approx(ref.audited_epsilon, rel=1e-9, abs=1e-12)
+        for field in ("alpha_hat", "beta_hat", "alpha_up", "beta_up"):
+            np.testing.assert_allclose(getattr(got.tradeoff, field), getattr(ref.tradeoff, field), rtol=1e-9)
+        assert (got.tradeoff.violated, got.tradeoff.audited_at_best) == (ref.tradeoff.violated,
+                                                                         ref.tradeoff.audited_at_best)
+
+
 def test_strict_oracle_bound_is_the_gaussian_limit_at_q1_and_vanishes_at_small_q() -> None:
     """The oracle bound never exceeds the exact ε; at q = 1 (one Gaussian) it comes close, at q = 1/20 with
     6,000 runs per side even the exact privacy loss certifies (almost) nothing."""
