@@ -8,6 +8,8 @@ data mirror (``REPRO_DATA_MIRROR``). They skip when it is unset or missing, exce
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -109,6 +111,26 @@ def toy_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 # ---------------------------------------------------------------- the README's `-n auto` (pytest-xdist; issue 24)
+
+
+#: the compiled-program folder this pytest process made (the controller under xdist; its workers inherit it)
+_MADE_XLA_CACHE: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One folder of kept compiled programs (``$REPRO_XLA_CACHE``) for the whole test run, shared by the xdist
+    workers (started after this hook, they inherit it) and the ``repro`` processes tests start: a program
+    the suite compiles once is loaded elsewhere instead of compiled again (tests/learners/test_jax_pool.py
+    shows a loaded program gives the compiled one's bytes). Removed at the end; a value set outside wins."""
+    if "REPRO_XLA_CACHE" not in os.environ:
+        folder = tempfile.mkdtemp(prefix="repro-test-xla-")
+        os.environ["REPRO_XLA_CACHE"] = folder
+        _MADE_XLA_CACHE.append(folder)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for folder in _MADE_XLA_CACHE:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -60,7 +60,7 @@ def _dataset_checksums(names: tuple[str, ...]) -> dict[str, str]:
 @variant_option
 @out_option
 @click.option("--force", is_flag=True, help="Recompute every trial, ignoring (and overwriting) the trial cache.")
-@click.option("--no-cache", "no_cache", is_flag=True, help="Neither read nor write the trial cache.")
+@click.option("--no-cache", "no_cache", is_flag=True, help="Neither read nor write the trial cache, nor keep compiled programs (DIR/.cache/xla).")
 @click.option("--base-seed", type=int, default=None, metavar="INT",
               help="Base seed mixed into every trial's seed (default: the experiment's base_seed, usually 0).")
 @click.option("--set", "set_", multiple=True, metavar="KEY=V[,V...]",
@@ -78,7 +78,9 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
     never replaced by a different run).
 
     Completed trials are cached in DIR/.cache, so an interrupted run resumes where it stopped and a
-    rerun only recomputes what changed. At the end it prints the paper's values beside ours.
+    rerun only recomputes what changed; JAX's compiled programs are kept in DIR/.cache/xla and shared by
+    the workers ($REPRO_XLA_CACHE: another folder, or off). At the end it prints the paper's values beside
+    ours.
     """
     if debug:   # the group's error handler reads the shared context object
         click.get_current_context().ensure_object(dict)["debug"] = True

@@ -17,6 +17,7 @@ import importlib
 import importlib.util
 import logging
 import math
+import os
 import time
 import traceback
 from collections import Counter
@@ -333,6 +334,14 @@ def _valid_entry(value: Any) -> bool:
             and isinstance(value.get("seconds"), (int, float)))
 
 
+def _keep_compiled_programs(config: RunConfig) -> None:
+    """Let every process of this run keep and share JAX's compiled programs in DIR/.cache/xla
+    (``$REPRO_XLA_CACHE``, read by :mod:`repro.learners._jax` when a process first imports JAX; workers
+    inherit it), or keep none under ``--no-cache``. A value the user set wins; so does the first run's in
+    a process that already imported JAX."""
+    os.environ.setdefault("REPRO_XLA_CACHE", str((config.cache_root / "xla").absolute()) if config.use_cache else "off")
+
+
 def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
                    progress: ProgressFn | None = None) -> RunOutcome:
     """Run (or load from cache) every trial of ``spec`` under ``config`` and aggregate them.
@@ -343,6 +352,7 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
         If any trial raised. Completed trials stay cached, so a rerun only redoes the failures.
     """
     start = time.perf_counter()
+    _keep_compiled_programs(config)
     if config.overrides:  # typed once: every spelling of a value names the same trials and folder
         config = replace(config, overrides=spec.coerce_overrides(config.overrides))
         config = drop_inert_overrides(spec, config)

@@ -66,6 +66,28 @@ def _restore_every_thread(set_, cpus: set[int]) -> None:
 if _PIN_POOL:
     _start_backend_with_one_pool_thread()
 
+#: folder of compiled programs kept across processes (JAX's persistent compilation cache), or unset / "off"
+XLA_CACHE_ENV = "REPRO_XLA_CACHE"
+#: most bytes of kept programs per folder (the least recently used go first; a full run keeps ≈ 50 MB)
+XLA_CACHE_BYTES = 2 * 1024**3
+
+
+def _keep_compiled_programs() -> None:
+    """Keep compiled programs on disk in ``$REPRO_XLA_CACHE`` (``repro run`` sets it to its results folder's
+    ``.cache/xla``), so that every worker and every later run loads a program compiled once instead of
+    compiling it again. JAX keys an entry by the program, the compile options, the XLA flags (the pinned pool
+    included) and the JAX and jaxlib versions, so a loaded program is the one a compilation would give. A
+    size limit turns on JAX's file lock, so that no process reads an entry another is still writing."""
+    where = os.environ.get(XLA_CACHE_ENV, "")
+    if where.lower() in ("", "off", "0", "none"):
+        return
+    jax.config.update("jax_compilation_cache_dir", where)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
+    jax.config.update("jax_compilation_cache_max_size", XLA_CACHE_BYTES)
+
+
+_keep_compiled_programs()
+
 __all__ = ["jax", "jnp", "float64"]
 
 

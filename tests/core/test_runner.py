@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -182,3 +183,21 @@ def test_every_experiment_declares_its_timing_metrics() -> None:
         for metric in spec.metrics:
             if "second" in metric.name or "seconds" in metric.description.split()[:2]:
                 assert metric.unit == "s", f"{spec.id}: metric {metric.name!r} needs unit = \"s\""
+
+
+def test_a_run_keeps_compiled_programs_under_its_cache_unless_told_otherwise(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """``repro run`` lets its processes keep JAX's compiled programs in DIR/.cache/xla (an absolute path, read
+    by workers whatever their folder), none under ``--no-cache``; a folder the user named wins."""
+    from repro.engine.runner import _keep_compiled_programs
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("REPRO_XLA_CACHE", raising=False)
+    _keep_compiled_programs(RunConfig(out=Path("results")))
+    assert Path(os.environ["REPRO_XLA_CACHE"]) == tmp_path / "results" / ".cache" / "xla"
+    monkeypatch.delenv("REPRO_XLA_CACHE")
+    _keep_compiled_programs(RunConfig(out=Path("results"), use_cache=False))
+    assert os.environ["REPRO_XLA_CACHE"] == "off"
+    monkeypatch.setenv("REPRO_XLA_CACHE", "/somewhere/else")
+    _keep_compiled_programs(RunConfig(out=Path("results")))
+    assert os.environ["REPRO_XLA_CACHE"] == "/somewhere/else"

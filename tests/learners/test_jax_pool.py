@@ -19,6 +19,10 @@ _SCRIPT = r"""
 import hashlib, json, os, sys
 if sys.argv[1] != "all":
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+import repro.learners._jax  # first: it starts JAX's backend with the pinned pool
+import jax.monitoring
+hits = []
+jax.monitoring.register_event_listener(lambda event, **kw: hits.append(event) if event.endswith("cache_hits") else None)
 import numpy as np
 from repro.learners import dp_fermi_unit as unit
 rng = np.random.default_rng(0)
@@ -37,16 +41,19 @@ for trial in out:
             h.update(np.asarray(w).tobytes())
 tids = os.listdir("/proc/self/task")
 names = [open(f"/proc/self/task/{t}/comm").read().strip() for t in tids]
-print(json.dumps({"digest": h.hexdigest(), "pool": names.count("tf_XLAEigen"),
+print(json.dumps({"digest": h.hexdigest(), "pool": names.count("tf_XLAEigen"), "cache_hits": len(hits),
                   "cpus": len(os.sched_getaffinity(0)),
                   "thread_cpus": sorted({len(os.sched_getaffinity(int(t))) for t in tids})}))
 """
 
 
 @functools.cache  # one fresh interpreter per CPU setting, shared by the tests
-def _run(cpus: str) -> dict:
+def _run(cpus: str, kept: str = "off") -> dict:
+    """The script in a fresh interpreter on all or one CPU, with compiled programs kept in ``kept`` ("off":
+    every program compiled in the process)."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env["REPRO_XLA_CACHE"] = kept
     done = subprocess.run([sys.executable, "-c", _SCRIPT, cpus], capture_output=True, text=True, env=env,
                           cwd=ROOT, timeout=600, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -71,3 +78,15 @@ def test_every_thread_gets_the_process_cpus_back() -> None:
     on that one CPU and two workers took twice as long as one."""
     many = _run("all")
     assert many["thread_cpus"] == [many["cpus"]], many
+
+
+def test_a_kept_program_gives_the_bytes_of_a_fresh_compilation(tmp_path: Path) -> None:
+    """``$REPRO_XLA_CACHE`` (``repro run`` sets it to DIR/.cache/xla): the first process compiles and keeps
+    its programs, the next one loads them instead of compiling, and both give the bytes of a process that
+    keeps nothing (JAX keys an entry by the program, compile options and XLA flags)."""
+    folder = str(tmp_path / "xla")
+    cold = _run("all", folder)
+    kept = sorted(p.name for p in (tmp_path / "xla").iterdir())
+    warm = _run("all", folder + "/")          # another cache key for functools, the same folder
+    assert kept and cold["cache_hits"] == 0 and warm["cache_hits"] >= 1, (cold, warm, kept)
+    assert cold["digest"] == warm["digest"] == _run("all")["digest"]
