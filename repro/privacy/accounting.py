@@ -97,8 +97,15 @@ def epsilon(event: dpa.DpEvent | StrictEvent, delta: float, *, accountant: Accou
     """ε at ``delta`` of ``event`` under the chosen accountant (add/remove adjacency).
 
     A :class:`repro.privacy.strict_accountant.StrictEvent` (DP-FERMI ``strict``) is accounted exactly by its
-    own closed form whatever ``accountant`` says (no ``dp_accounting`` event describes it)."""
+    own closed form whatever ``accountant`` says (no ``dp_accounting`` event describes it). Cached: events are
+    frozen values, so a process accounts each (event, δ, accountant) once (a PLD composition costs seconds,
+    and every trial of a cell configures the same event)."""
     _check_eps_delta(None, delta)
+    return _epsilon(event, float(delta), accountant)
+
+
+@functools.lru_cache(maxsize=1024)
+def _epsilon(event: dpa.DpEvent | StrictEvent, delta: float, accountant: Accountant) -> float:
     from repro.privacy.strict_accountant import StrictEvent
 
     if isinstance(event, StrictEvent):
