@@ -101,13 +101,28 @@ def epsilon(event: dpa.DpEvent | StrictEvent, delta: float, *, accountant: Accou
     frozen values, so a process accounts each (event, δ, accountant) once (a PLD composition costs seconds,
     and every trial of a cell configures the same event)."""
     _check_eps_delta(None, delta)
-    return _epsilon(event, float(delta), accountant)
+    return _epsilon(_ByValue(event), float(delta), accountant)
+
+
+class _ByValue:
+    """An event as a cache key: equal when their ``repr`` (every field, floats exactly) is equal; composed
+    events hold lists, so they do not hash themselves."""
+
+    def __init__(self, event: dpa.DpEvent | StrictEvent) -> None:
+        self.event, self.key = event, repr(event)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ByValue) and other.key == self.key
 
 
 @functools.lru_cache(maxsize=1024)
-def _epsilon(event: dpa.DpEvent | StrictEvent, delta: float, accountant: Accountant) -> float:
+def _epsilon(keyed: _ByValue, delta: float, accountant: Accountant) -> float:
     from repro.privacy.strict_accountant import StrictEvent
 
+    event = keyed.event
     if isinstance(event, StrictEvent):
         return event.epsilon(delta)
     acc = _accountant(accountant)

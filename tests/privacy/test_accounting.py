@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import dp_accounting as dpa
 import pytest
 
 from repro.errors import InvalidParameterError
@@ -87,3 +88,8 @@ def test_an_event_is_accounted_once_per_process(monkeypatch: pytest.MonkeyPatch)
     assert epsilon(dp_sgd_event(1.1, 0.03, 321), 1e-5) == first and built == ["pld"]
     assert epsilon(event, 1e-6) > first and epsilon(event, 1e-5, accountant="rdp") >= first
     assert built == ["pld", "pld", "rdp"]
+    # a composed event (PF-LD's: it holds a list, so it does not hash) is a key by its fields too
+    composed = dpa.ComposedDpEvent([event, dp_sgd_event(2.0, 1.0, 5)])
+    twice = [epsilon(composed, 1e-5, accountant="rdp"),
+             epsilon(dpa.ComposedDpEvent([event, dp_sgd_event(2.0, 1.0, 5)]), 1e-5, accountant="rdp")]
+    assert twice[0] == twice[1] > epsilon(event, 1e-5, accountant="rdp") and built == ["pld", "pld", "rdp", "rdp"]
