@@ -68,7 +68,7 @@ if _PIN_POOL:
 
 #: folder of compiled programs kept across processes (JAX's persistent compilation cache), or unset / "off"
 XLA_CACHE_ENV = "REPRO_XLA_CACHE"
-#: most bytes of kept programs per folder (the least recently used go first; a full run keeps ≈ 50 MB)
+#: most bytes of kept programs per folder (the least recently used go first; a tabular figure keeps ≈ 75 KB)
 XLA_CACHE_BYTES = 2 * 1024**3
 
 
