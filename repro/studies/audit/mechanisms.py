@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from scipy import stats
@@ -64,6 +65,8 @@ from repro.theory import fairnr as fnr
 
 __all__ = ["AuditResult", "MECHANISMS", "GROUPS", "Mechanism", "audit", "fails_when_violated", "is_nominal"]
 
+T_ = TypeVar("T_")
+
 #: share of the runs that choose the threshold (a law fitted to them); the rest evaluate it
 SELECT = 0.2
 #: DP-FERMI strict audit: smallest |W₀[g, 1] − W₀[g, 0]| of a kept init (its sensitive part is then clipped)
@@ -78,13 +81,18 @@ AUDIT_CHUNK = 1_000
 CONTROL_FACTOR_ALG1 = 10
 
 
-def _peek_init(d: int, rng: np.random.Generator) -> np.ndarray:
-    """The init weights w₀ that a trainer drawing ``torch_linear_init(d)`` from ``rng`` next will draw, without
-    advancing ``rng`` (the same draws as from a deep copy of it, at a fraction of the cost per run)."""
+def _peek(rng: np.random.Generator, draw: Callable[[np.random.Generator], T_]) -> T_:
+    """What ``draw(rng)`` gives, without advancing ``rng`` (the same draws as from a deep copy of it, at a
+    fraction of the cost per run): the next trainer run from ``rng`` draws it again."""
     state = rng.bit_generator.state
-    w0, _ = torch_linear_init(d, rng=rng)
+    out = draw(rng)
     rng.bit_generator.state = state
-    return w0
+    return out
+
+
+def _peek_init(d: int, rng: np.random.Generator) -> np.ndarray:
+    """The init weights w₀ that a trainer drawing ``torch_linear_init(d)`` from ``rng`` next will draw."""
+    return _peek(rng, lambda r: torch_linear_init(d, rng=r))[0]
 
 
 @dataclass(frozen=True)
@@ -297,9 +305,7 @@ def _fermi_iterates(X: np.ndarray, y: np.ndarray, s: np.ndarray, cfg: fermi.DPFe
     for r in range(runs):
         next_accepted()
         if reference is not None:
-            state = rng.bit_generator.state
-            init = plan.draw(rng).arrays                # peek: the trainer draws this init again
-            rng.bit_generator.state = state
+            init = _peek(rng, plan.draw).arrays
             steps = [(init["Th"][:, 0, 0], init["b"][0, 0], init["W"][0, 0])]
             reference.train(rng=rng, on_step=lambda t, Th, b, Ws, steps=steps: steps.append(
                 (Th[:, 0, 0].copy(), float(b[0, 0]), Ws[None][0].copy())))
