@@ -55,6 +55,8 @@ def _domain(spec: ExperimentSpec, key: str) -> str:
     parts = ["rational"] if dom.get("rational") else ["integer"] if dom.get("integer") else []
     if dom.get("unit_fraction"):
         parts.append("1/k,")
+    if "multiple_of" in dom:
+        parts.append(f"multiple of {dom['multiple_of']},")
     def bound(v: Any) -> str:
         return str(Fraction(v).limit_denominator(10**6)) if dom.get("rational") else _fmt(v)
 

@@ -540,6 +540,8 @@ def _domain_problem(domain: Any, declared: list[Any], value: Any) -> str:
             return f"expected a number, got {value!r}"
         if domain.get("integer") and not float(value).is_integer():
             return "expected an integer"
+        if "multiple_of" in domain and float(value) % domain["multiple_of"]:
+            return f"must be a multiple of {domain['multiple_of']}"
         if domain.get("integer") and "max" not in domain and "lt" not in domain and abs(value) > MAX_COUNT:
             return f"must be <= {MAX_COUNT:,} (the largest count, size or seed the code takes)"
         if not math.isfinite(value):
@@ -1120,13 +1122,13 @@ def _parse_fidelity(path: Path, table: Mapping[str, Any]) -> dict[str, str]:
 
 #: keys of a numeric domain table: inclusive bounds, strict bounds, integer-valued
 _DOMAIN_KEYS = {"min": (int, float), "max": (int, float), "gt": (int, float), "lt": (int, float), "integer": bool,
-                "rational": bool, "unit_fraction": bool, "also": list, "values_of": str}
+                "rational": bool, "unit_fraction": bool, "multiple_of": int, "also": list, "values_of": str}
 
 
 def _parse_domains(path: Path, domains: Mapping[str, Any]) -> dict[str, Any]:
     """``[domains]``: per parameter, an array of allowed values, ``"path"`` (a file or folder, checked by the
     study when it is used), or a table: numeric with ``min``/``max`` (inclusive), ``gt``/``lt`` (strict) and
-    ``integer`` (issue #24 item 2), or ``rational`` (exact text such as ``1/10``; ``unit_fraction``: 1/k only);
+    ``integer`` (issue #24 item 2; ``multiple_of``: an integer step, such as the CNN's resolution), or ``rational`` (exact text such as ``1/10``; ``unit_fraction``: 1/k only);
     ``also``: words or numbers allowed besides the range (``lambdas``'s ``"released"``, ``subsample``'s 0); ``values_of = "method"``:
     the values the file declares for another key (``only_method`` takes the result's method names).
     There is no "any value" domain (issue #35)."""
@@ -1141,6 +1143,9 @@ def _parse_domains(path: Path, domains: Mapping[str, Any]) -> dict[str, Any]:
             if not all(isinstance(w, (str, int, float)) and not isinstance(w, bool) for w in dom.get("also", ())):
                 raise _err(path, f"domains.{key}.also", "must be an array of words or numbers allowed besides the "
                            "range (e.g. [\"released\"] or [0])")
+            if "multiple_of" in dom and not (dom.get("integer") and dom["multiple_of"] > 0):
+                raise _err(path, f"domains.{key}.multiple_of", "needs integer = true and a positive step "
+                           "(e.g. { integer = true, min = 8, multiple_of = 8 })")
             lower = [dom[k] for k in ("min", "gt") if k in dom]
             upper = [dom[k] for k in ("max", "lt") if k in dom]
             if "min" in dom and "gt" in dom or "max" in dom and "lt" in dom:

@@ -94,7 +94,8 @@ def _outside(domain: dict[str, Any], value: float) -> str:
             return "unit_fraction"
     rules = {"min": value >= domain.get("min", -float("inf")), "max": value <= domain.get("max", float("inf")),
              "gt": value > domain.get("gt", -float("inf")), "lt": value < domain.get("lt", float("inf")),
-             "integer": not domain.get("integer") or (isinstance(value, int) or float(value).is_integer())}
+             "integer": not domain.get("integer") or (isinstance(value, int) or float(value).is_integer()),
+             "multiple_of": "multiple_of" not in domain or float(value) % domain["multiple_of"] == 0}
     return ", ".join(k for k, ok in rules.items() if not ok)
 
 

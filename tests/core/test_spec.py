@@ -175,6 +175,25 @@ def test_rational_domains_type_every_spelling_as_one_value_and_check_the_range()
             spec.coerce_overrides({key: value.split(",")})
 
 
+def test_integer_step_domains_refuse_values_off_the_step_before_any_trial() -> None:
+    """dpfermi-fig-5 declared resolution >= 1 and subsample >= 0: resolution=12 and subsample=1 passed the check
+    and failed inside the first trial (the CNN needs a multiple of 8; one image cannot hold every race group)."""
+    spec = get_experiment("dpfermi-fig-5", EXPERIMENTS)
+    assert spec.coerce_overrides({"resolution": ["16", "32"], "subsample": ["0", "400"]}) == {
+        "resolution": [16, 32], "subsample": [0, 400]}
+    for item, message in (("resolution=12", "must be a multiple of 8"), ("resolution=0", "must be >= 8"),
+                          ("subsample=1", "must be >= 200")):
+        key, value = item.split("=")
+        with pytest.raises(InvalidParameterError, match=message):
+            spec.coerce_overrides({key: [value]})
+
+
+def test_a_step_needs_an_integer_domain(tmp_path: Path) -> None:
+    path = write(tmp_path, base_text() + '\n[domains]\nx = { min = 0, multiple_of = 8 }\n')
+    with pytest.raises(ExperimentFileError, match="multiple_of.*needs integer = true"):
+        load_experiment(path)
+
+
 def test_setting_string_is_sorted_and_excludes_method() -> None:
     assert format_setting({"method": "m", "zeta": "1/10", "eps": 3.0}) == "eps=3.0;zeta=1/10"
 
