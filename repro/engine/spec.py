@@ -540,12 +540,12 @@ def _domain_problem(domain: Any, declared: list[Any], value: Any) -> str:
             return f"expected a number, got {value!r}"
         if domain.get("integer") and not float(value).is_integer():
             return "expected an integer"
-        if "multiple_of" in domain and float(value) % domain["multiple_of"]:
-            return f"must be a multiple of {domain['multiple_of']}"
         if domain.get("integer") and "max" not in domain and "lt" not in domain and abs(value) > MAX_COUNT:
             return f"must be <= {MAX_COUNT:,} (the largest count, size or seed the code takes)"
         if not math.isfinite(value):
             return "must be a finite number"
+        if "multiple_of" in domain and int(value) % domain["multiple_of"]:
+            return f"must be a multiple of {domain['multiple_of']}"
         if "min" in domain and value < domain["min"]:
             return f"must be >= {_fmt(domain['min'])}"
         if "max" in domain and value > domain["max"]:
