@@ -285,7 +285,40 @@ class RankPolicy(Policy):
             self.theta_version += 1
         return self.theta_hat
 
+    def thetas(self, ts: np.ndarray) -> np.ndarray:
+        """θ̂ of rounds ``ts`` (increasing), (len(ts), d): the regression fed in order as :meth:`theta` feeds it,
+        and the linear systems of all rounds solved by one call (LAPACK solves each system of a stack as it
+        solves it alone: the same bits as :meth:`theta` round by round)."""
+        d = self.d
+        A, b = np.empty((len(ts), d, d)), np.empty((len(ts), d, 1))
+        solved = np.zeros(len(ts), dtype=bool)
+        for i, t in enumerate(ts):
+            target = split_index(int(t), self.variant)
+            while self.n_fed < target:
+                s = self.n_fed
+                self._absorb(self.history[s, self.actions[s]], self.rewards[s])
+                self.n_fed += 1
+                self.theta_version += 1
+            if self.n_fed:  # before the first item θ̂ is the initial zeros, never solved for
+                A[i], b[i, :, 0] = self._system()
+                solved[i] = True
+        out = np.zeros((len(ts), d))
+        if solved.any():
+            out[solved] = np.linalg.solve(A[solved], b[solved])[..., 0]
+        if len(ts) and solved[-1]:
+            self.theta_hat = out[-1].copy()
+        return out
+
     def _feed(self, x: np.ndarray, y: float) -> None:
+        """Add one history item to the regression and solve for θ̂."""
+        self._absorb(x, y)
+        self.theta_hat = np.linalg.solve(*self._system())
+
+    def _absorb(self, x: np.ndarray, y: float) -> None:
+        raise NotImplementedError
+
+    def _system(self) -> tuple[np.ndarray, np.ndarray]:
+        """(A, b) of the regression so far: θ̂ solves A θ̂ = b."""
         raise NotImplementedError
 
     def scores(self, t: int, ecdf: np.ndarray) -> np.ndarray:
@@ -361,10 +394,12 @@ class FairGreedy(RankPolicy):
         self.A = reg * np.eye(dim)
         self.b = np.zeros(dim)
 
-    def _feed(self, x: np.ndarray, y: float) -> None:
+    def _absorb(self, x: np.ndarray, y: float) -> None:
         self.A += np.outer(x, x)
         self.b += y * x
-        self.theta_hat = np.linalg.solve(self.A, self.b)
+
+    def _system(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.A, self.b
 
 
 class PrivateFairGreedy(RankPolicy):
@@ -416,16 +451,18 @@ class PrivateFairGreedy(RankPolicy):
             rank_normals = rank_rng.standard_normal((horizon, n_arms))
         self.rank_normals = rank_normals
 
-    def _feed(self, x: np.ndarray, y: float) -> None:
+    def _absorb(self, x: np.ndarray, y: float) -> None:
         a = np.append(x, y)
         norm = float(np.sqrt(a @ a))
         if norm > self.L_tilde:  # the sensitivity the tree's σ is calibrated to (spec §3.2): enforce it
             a = a * (self.L_tilde / norm)
             self.clipped += 1
-        M = self.tree.update(np.outer(a, a))
-        d = self.d
+        self._released = self.tree.update(np.outer(a, a))
+
+    def _system(self) -> tuple[np.ndarray, np.ndarray]:
         # D17: with the 2Γ shift ≫ the noise the block is positive definite; solve, never invert.
-        self.theta_hat = np.linalg.solve(M[:d, :d], M[:d, d])
+        M, d = self._released, self.d
+        return M[:d, :d], M[:d, d]
 
     def scores(self, t: int, ecdf: np.ndarray) -> np.ndarray:
         lo, hi = self.window(t)

@@ -191,8 +191,9 @@ def _rank_rounds(env: BanditEnvironment, rank: Sequence[RankPolicy], contexts: n
         tols = np.empty((G, K, C))
         for c, p in enumerate(rank):
             t0 = time.thread_time()
+            thetas = p.thetas(ts[starts])
             for g in range(G):
-                th = p.theta(int(ts[starts[g]]))
+                th = thetas[g]
                 for k, B in enumerate(bases):
                     phi = phis[g, k, c]
                     phi[: B.shape[1]] = th @ B

@@ -141,3 +141,26 @@ def test_trees_with_generators_in_one_state_share_normals_exactly() -> None:
         a.update(item)
         np.testing.assert_array_equal(b.update(item), alone.update(item))
     assert b.rng.bit_generator.state == alone.rng.bit_generator.state
+
+
+@pytest.mark.parametrize("variant", ["reference", "paper"])
+def test_thetas_of_a_block_are_the_bits_of_theta_round_by_round(variant: str) -> None:
+    """The block simulator solves a block's regression systems in one call (issue 34): each θ̂ equals, bit for
+    bit, what :meth:`theta` returns round by round, for Fair-Greedy and Private-Fair-Greedy, from round 1 (no
+    item yet: the initial zeros) on, across calls."""
+    env, T = gaussian_env(seed=1), 120
+    stream = sim.draw_stream(env, T, data_rng=np.random.default_rng(0), noise_rng=np.random.default_rng(1))
+    X = sim.stream_contexts(env, stream)
+    actions = np.random.default_rng(2).integers(0, env.n_arms, T)
+    rewards = np.random.default_rng(3).normal(size=T)
+    pairs = [(_policies(env, T, X, variant)[i], _policies(env, T, X, variant)[i]) for i in (1, 2)]
+    for batched, single in pairs:
+        for p in (batched, single):
+            p.update_many(np.arange(1, T + 1), actions, rewards)
+        rounds = np.arange(1, T + 1)
+        got = np.concatenate([batched.thetas(rounds[:7]), batched.thetas(rounds[7:])])
+        want = np.stack([single.theta(int(t)).copy() for t in rounds])
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(batched.theta_hat, single.theta_hat)
+        assert batched.n_fed == single.n_fed and batched.theta_version == single.theta_version
+        assert np.any(want[-1] != 0)
