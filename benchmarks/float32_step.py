@@ -12,10 +12,10 @@ import os
 import time
 
 import numpy as np
+from host_gather import figure_trial  # benchmarks/, on sys.path when this script runs
 
 from repro.learners import dp_fermi_compiled as unit
 from repro.learners._jax import float64
-from repro.learners.dp_fermi import REFERENCE
 
 
 def _timed(call, repeats: int):
@@ -42,14 +42,8 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=18)
     parser.add_argument("--repeats", type=int, default=5, help="timed calls per precision (the fastest counts)")
     args = parser.parse_args()
-    rng = np.random.default_rng(0)
-    n, d = 30_000, 102
-    X = rng.standard_normal((n, d))
-    y = (rng.random(n) < 0.3).astype(int)
-    s = (rng.random(n) < 0.4).astype(int)
-    configs = [REFERENCE.with_(epochs=args.epochs, sigma_theta=1.0, sigma_w=1.0, lam=float(lam))
-               for lam in np.linspace(0, 2, 10)]
-    trial = unit.draw_trial(X, y, s, configs, np.random.default_rng(1))
+    trial = figure_trial(args.epochs)   # the trial host_gather.py times
+    configs = trial.configs
     st, a, data = trial.static, trial.arrays, trial.data
     steps = a["idx"].shape[0]
     stacked = {k: v[None] for k, v in a.items()}

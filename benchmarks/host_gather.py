@@ -41,18 +41,24 @@ def _timed(call):
     return time.perf_counter() - start, out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=18)
-    args = parser.parse_args()
+def figure_trial(epochs: int) -> unit.DrawnTrial:
+    """One drawn DP-FERMI figure trial: 10 models (λ from 0 to 2), 30,000 × 102 synthetic rows, batch 1,024."""
     rng = np.random.default_rng(0)
     n, d = 30_000, 102
     X = rng.standard_normal((n, d))
     y = (rng.random(n) < 0.3).astype(int)
     s = (rng.random(n) < 0.4).astype(int)
-    configs = [REFERENCE.with_(epochs=args.epochs, sigma_theta=1.0, sigma_w=1.0, lam=float(lam))
+    configs = [REFERENCE.with_(epochs=epochs, sigma_theta=1.0, sigma_w=1.0, lam=float(lam))
                for lam in np.linspace(0, 2, 10)]
-    trial = unit.draw_trial(X, y, s, configs, np.random.default_rng(1))
+    return unit.draw_trial(X, y, s, configs, np.random.default_rng(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=int, default=18)
+    args = parser.parse_args()
+    trial = figure_trial(args.epochs)
+    configs = trial.configs
     st, a, data = trial.static, trial.arrays, trial.data
     steps = a["idx"].shape[0]
     with float64():
