@@ -277,13 +277,20 @@ class RankPolicy(Policy):
 
     def theta(self, t: int) -> np.ndarray:
         """θ̂ for round t: feed the regression every history round up to the split, then return it."""
+        fed = self.n_fed
+        self._absorb_until(t)
+        if self.n_fed > fed:
+            self.theta_hat = np.linalg.solve(*self._system())
+        return self.theta_hat
+
+    def _absorb_until(self, t: int) -> None:
+        """Feed the regression every history round up to round t's split, in order."""
         target = split_index(t, self.variant)
         while self.n_fed < target:
             s = self.n_fed
-            self._feed(self.history[s, self.actions[s]], self.rewards[s])
+            self._absorb(self.history[s, self.actions[s]], self.rewards[s])
             self.n_fed += 1
             self.theta_version += 1
-        return self.theta_hat
 
     def thetas(self, ts: np.ndarray) -> np.ndarray:
         """θ̂ of rounds ``ts`` (increasing), (len(ts), d): the regression fed in order as :meth:`theta` feeds it,
@@ -293,12 +300,7 @@ class RankPolicy(Policy):
         A, b = np.empty((len(ts), d, d)), np.empty((len(ts), d, 1))
         solved = np.zeros(len(ts), dtype=bool)
         for i, t in enumerate(ts):
-            target = split_index(int(t), self.variant)
-            while self.n_fed < target:
-                s = self.n_fed
-                self._absorb(self.history[s, self.actions[s]], self.rewards[s])
-                self.n_fed += 1
-                self.theta_version += 1
+            self._absorb_until(int(t))
             if self.n_fed:  # before the first item θ̂ is the initial zeros, never solved for
                 A[i], b[i, :, 0] = self._system()
                 solved[i] = True
