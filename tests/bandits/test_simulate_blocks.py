@@ -153,8 +153,8 @@ def test_thetas_of_a_block_are_the_bits_of_theta_round_by_round(variant: str) ->
     X = sim.stream_contexts(env, stream)
     actions = np.random.default_rng(2).integers(0, env.n_arms, T)
     rewards = np.random.default_rng(3).normal(size=T)
-    pairs = [(_policies(env, T, X, variant)[i], _policies(env, T, X, variant)[i]) for i in (1, 2)]
-    for batched, single in pairs:
+    twins = _policies(env, T, X, variant), _policies(env, T, X, variant)
+    for batched, single in ((twins[0][i], twins[1][i]) for i in (1, 2)):   # Fair-Greedy, a Private-Fair-Greedy
         for p in (batched, single):
             p.update_many(np.arange(1, T + 1), actions, rewards)
         rounds = np.arange(1, T + 1)
