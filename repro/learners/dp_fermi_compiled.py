@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from repro.errors import InvalidParameterError
+from repro.learners import batch_rows
 from repro.learners._jax import float64, jax, jnp
 from repro.learners.dp_fermi import (
     DPFermiConfig,
@@ -73,6 +74,7 @@ class _Static:
     draw_theta: bool
     draw_w: bool
     poisson: bool
+    rows: batch_rows.Runs  # how X's rows are stored (:func:`repro.learners.batch_rows.compact`)
 
 
 @dataclass
@@ -156,9 +158,10 @@ def plan_trial(X: np.ndarray, y: np.ndarray, s: np.ndarray, configs: Sequence[DP
     w_shape = (1, 1) if form == "code_1x1" else (k, n_classes)
     q, steps = schedule(cfg, n)
     th_std, w_std, draw_theta, draw_w = noise_stds(configs, isp, form, group)
+    rows, runs = batch_rows.compact(X)
     static = _Static(cfg.head, form, group, mode, cfg.fairness == "eo", cfg.eo_weighting, cfg.w_projection,
-                     len(labels), L, k, w_shape, draw_theta, draw_w, cfg.sampling == "poisson")
-    data = {"X": X, "Y": Y, "s": s.astype(np.int32), "yi": yi.astype(np.int32)}
+                     len(labels), L, k, w_shape, draw_theta, draw_w, cfg.sampling == "poisson", runs)
+    data = {**rows, "Y": Y, "s": s.astype(np.int32), "yi": yi.astype(np.int32)}
     constants = {
         "isp": np.stack(isp),
         "lam": np.array([c.lam for c in configs]), "clip": np.array([c.clip_norm for c in configs]),
@@ -240,10 +243,10 @@ def _step(st: _Static, data: dict, a: dict, carry, xs):
     """One step of the reference engine's loop body for all G models of one trial."""
     Th, b, W, kept_th, kept_b = carry
     idx, mask, u, V, t = xs
-    X, Y, s_all, y_all, isp = data["X"], data["Y"], data["s"], data["yi"], a["isp"]
+    Y, s_all, y_all, isp = data["Y"], data["s"], data["yi"], a["isp"]
     lam, clip, radius, lr_th, lr_w = a["lam"], a["clip"], a["radius"], a["lr_th"], a["lr_w"]
     d, G, L = Th.shape
-    XB, YB, sB, yB = X[idx], Y[idx], s_all[idx], y_all[idx]
+    XB, YB, sB, yB = batch_rows.gather(data, idx, st.rows), Y[idx], s_all[idx], y_all[idx]
     m = jnp.sum(mask)
     Z = jnp.einsum("md,dgl->mgl", XB, Th) + b[None]
     if st.head == "softmax":

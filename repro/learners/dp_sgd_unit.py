@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from repro.errors import InvalidParameterError
-from repro.learners import dp_sgd
+from repro.learners import batch_rows, dp_sgd
 from repro.learners._jax import float64, jax, jnp
 from repro.learners.dp_sgd import DPSGDResult
 from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
@@ -110,6 +110,7 @@ class DrawnTrial:
     q: float
     steps: int
     mean_batch: float
+    rows: batch_rows.Runs = ()              # how X's rows are stored (:func:`repro.learners.batch_rows.compact`)
 
 
 def draw_trial(X: np.ndarray, y: np.ndarray, config: DPSGDConfig, rng: np.random.Generator) -> DrawnTrial:
@@ -140,15 +141,16 @@ def draw_trial(X: np.ndarray, y: np.ndarray, config: DPSGDConfig, rng: np.random
               "noise": np.stack(noise) if sigma > 0 else np.zeros((steps, d + 1)),
               "clip": np.float64(config.clip_norm), "lr": np.float64(config.lr),
               "denom": np.float64(max(int(n * q), 1))}
-    data = {"X": X, "y": y, "row_norm": np.sqrt(np.einsum("ij,ij->i", X, X) + 1.0)}
-    return DrawnTrial((n, d, steps, rows), data, arrays, config, q, steps, total / steps)
+    stored, runs = batch_rows.compact(X)
+    data = {**stored, "y": y, "row_norm": np.sqrt(np.einsum("ij,ij->i", X, X) + 1.0)}
+    return DrawnTrial((n, d, steps, rows), data, arrays, config, q, steps, total / steps, runs)
 
 
-def _step(data: dict, a: dict, carry, xs):
+def _step(runs: batch_rows.Runs, data: dict, a: dict, carry, xs):
     """One step of the reference loop (:func:`repro.learners.dp_sgd.private_gradient` and the update)."""
     w, b = carry
     idx, mask, noise = xs
-    XB, yB, rn = data["X"][idx], data["y"][idx], data["row_norm"][idx]
+    XB, yB, rn = batch_rows.gather(data, idx, runs), data["y"][idx], data["row_norm"][idx]
     r = (jax.nn.sigmoid(XB @ w + b) - yB) * mask
     rc = r * jnp.minimum(1.0, a["clip"] / (jnp.abs(r) * rn + 1e-6))
     d = w.shape[0]
@@ -157,17 +159,18 @@ def _step(data: dict, a: dict, carry, xs):
     return (w - a["lr"] * gw, b - a["lr"] * gb), None
 
 
-def _train_one(data: dict, a: dict):
-    (w, b), _ = jax.lax.scan(functools.partial(_step, data, a), (a["w"], a["b"]),
+def _train_one(runs: batch_rows.Runs, data: dict, a: dict):
+    (w, b), _ = jax.lax.scan(functools.partial(_step, runs, data, a), (a["w"], a["b"]),
                              (a["idx"], a["mask"], a["noise"]))
     return w, b
 
 
 @functools.lru_cache(maxsize=16)
-def _program(shared_data: bool):
+def _program(shared_data: bool, runs: batch_rows.Runs):
+    one = functools.partial(_train_one, runs)
     if shared_data:
-        return jax.jit(lambda data, a: jax.lax.map(lambda ai: _train_one(data, ai), a))
-    return jax.jit(lambda data, a: jax.lax.map(lambda da: _train_one(*da), (data, a)))
+        return jax.jit(lambda data, a: jax.lax.map(lambda ai: one(data, ai), a))
+    return jax.jit(lambda data, a: jax.lax.map(lambda da: one(*da), (data, a)))
 
 
 def fit_many(X: np.ndarray | Sequence[np.ndarray], y: np.ndarray | Sequence[np.ndarray],
@@ -193,9 +196,9 @@ def fit_many(X: np.ndarray | Sequence[np.ndarray], y: np.ndarray | Sequence[np.n
 def fit_drawn(trials: Sequence[DrawnTrial]) -> list[DPSGDResult]:
     """Train trials already drawn by :func:`draw_trial` (what :func:`fit_many` does after drawing): trials of
     one shape run as one program (``lax.map``), on one copy of the data when they share it."""
-    groups: dict[tuple[int, int, int, int], list[int]] = {}
+    groups: dict[tuple[tuple[int, int, int, int], batch_rows.Runs], list[int]] = {}
     for i, tr in enumerate(trials):
-        groups.setdefault(tr.shape, []).append(i)
+        groups.setdefault((tr.shape, tr.rows), []).append(i)
     out: list[DPSGDResult | None] = [None] * len(trials)
     with float64():
         for members in groups.values():
@@ -203,7 +206,7 @@ def fit_drawn(trials: Sequence[DrawnTrial]) -> list[DPSGDResult]:
             shared = all(trials[i].data is first.data for i in members)
             data = first.data if shared else {k: np.stack([trials[i].data[k] for i in members]) for k in first.data}
             stacked = {k: np.stack([trials[i].arrays[k] for i in members]) for k in first.arrays}
-            w, b = (np.asarray(v) for v in _program(shared)(data, stacked))
+            w, b = (np.asarray(v) for v in _program(shared, first.rows)(data, stacked))
             for j, i in enumerate(members):
                 tr = trials[i]
                 out[i] = DPSGDResult(LogisticModel(w[j].copy(), float(b[j])), tr.config.noise_multiplier,
