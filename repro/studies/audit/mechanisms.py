@@ -319,6 +319,31 @@ def _fermi_iterates(X: np.ndarray, y: np.ndarray, s: np.ndarray, cfg: fermi.DPFe
             pending = []
 
 
+def strict_init_filter(x_canary: float, f_band: tuple[float, float] | None) -> Callable[[np.random.Generator], bool]:
+    """The strict audit's test of a candidate init, drawn from the generator as the trainer draws it
+    (θ₀, b₀ as ``torch_linear_init(3)``, then W₀ ~ N(0, 1)^(3×2)): keep it when W₀'s rows 0 and 1 have gaps of
+    opposite sign, both larger than :data:`W_GAP`, and the canary's F₀ = σ(θ₀[0]·x + b₀) lies in ``f_band``.
+
+    About 33 candidates are drawn per kept one (a million per full-profile audit), so the test reads the
+    uniforms as the doubles they are made of (numpy's ``uniform(lo, hi)`` is ``lo + (hi − lo)·random()``),
+    with the same draws, values and decisions as ``torch_linear_init`` (tests/studies/audit/test_audit.py)."""
+    low = -1.0 / np.sqrt(3)
+    width = -low - low
+
+    def accept(r: np.random.Generator) -> bool:
+        u = r.random(4)                                  # θ₀ (3 doubles), then b₀
+        w = r.standard_normal(6)                         # W₀ row by row
+        d0, d1 = w[1] - w[0], w[3] - w[2]
+        if not (d0 * d1 < 0 and min(abs(d0), abs(d1)) > W_GAP):
+            return False
+        if f_band is None:
+            return True
+        f0 = float(expit((low + width * u[0]) * x_canary + (low + width * u[3])))
+        return bool(f_band[0] <= f0 <= f_band[1])
+
+    return accept
+
+
 def strict_oracle_bound(z: float, q: float, T: int, delta: float, runs: int, rng: np.random.Generator, *,
                         alpha: float = 0.05) -> float:
     """What the best attack can certify with ``runs`` per side against the exact strict accountant's worst
@@ -394,14 +419,7 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
             out.append(lam * se * min(1.0, C / (norm + 1e-12)) * X[0, 0])
         return c, out[0], out[1]
 
-    def accept(r: np.random.Generator) -> bool:
-        """The init is data-independent: keep only runs with an opposite-sign W₀ (worst case)."""
-        th0, b0 = torch_linear_init(3, rng=r)
-        W0 = r.standard_normal((3, 2))
-        d0, d1 = W0[0, 1] - W0[0, 0], W0[1, 1] - W0[1, 0]
-        f0 = float(expit(th0[0] * x_canary + b0))
-        in_band = f_band is None or f_band[0] <= f0 <= f_band[1]
-        return bool(d0 * d1 < 0 and min(abs(d0), abs(d1)) > W_GAP and in_band)
+    accept = strict_init_filter(x_canary, f_band)
 
     def llr(s: np.ndarray) -> np.ndarray:
         stat = np.empty(runs)

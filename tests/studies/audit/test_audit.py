@@ -195,6 +195,32 @@ def test_strict_flags_the_old_defect1_accounting_by_a_margin() -> None:
     assert fixed.profile is not None and fixed.profile.epsilon(fixed.delta) == pytest.approx(3.0, rel=1e-6)
 
 
+@pytest.mark.parametrize("band", [mc.STRICT_F_BAND, None])
+def test_strict_init_filter_makes_the_plain_draws_and_decisions(band: tuple[float, float] | None) -> None:
+    """The strict audit's candidate test reads θ₀, b₀ from raw doubles: the same draws, values and decisions as
+    drawing them with torch_linear_init (what the trainer draws), candidate by candidate."""
+    from scipy.special import expit
+
+    from repro.learners.logistic import torch_linear_init
+
+    def plain(r: np.random.Generator) -> bool:
+        th0, b0 = torch_linear_init(3, rng=r)
+        W0 = r.standard_normal((3, 2))
+        d0, d1 = W0[0, 1] - W0[0, 0], W0[1, 1] - W0[1, 0]
+        f0 = float(expit(th0[0] * mc.STRICT_X + b0))
+        in_band = band is None or band[0] <= f0 <= band[1]
+        return bool(d0 * d1 < 0 and min(abs(d0), abs(d1)) > mc.W_GAP and in_band)
+
+    fast = mc.strict_init_filter(mc.STRICT_X, band)
+    a, b = np.random.default_rng(8), np.random.default_rng(8)
+    kept = 0
+    for _ in range(20_000):
+        got = fast(a)
+        assert got == plain(b) and a.bit_generator.state == b.bit_generator.state
+        kept += got
+    assert 100 < kept < 20_000 * (0.5 if band is None else 0.1)
+
+
 #: the strict control's runs per side in the full profile
 STRICT_RUNS = mc.MECHANISMS["dp-fermi-strict"].control_runs["full"]
 
