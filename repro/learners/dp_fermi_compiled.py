@@ -5,7 +5,7 @@ Spec: seed-004-dpfermi.md §4.1 (Algorithm 1), §4.3–§4.4 (switches), §7.6 (
 
 The numpy engine :func:`repro.learners.dp_fermi.train_dp_fermi_batch` is the reference; this module runs
 its semantics, switch for switch (``head``, ``ermi_form``, ``fairness``, ``eo_weighting``, ``theta_clip``
-in all four modes, ``sampling`` in all three, ``return_iterate``), with three changes of form only:
+in all four modes, ``sampling`` in all three, ``return_iterate``), with four changes of form only:
 
 - **Randomness is drawn on the host, from each trial's own generator, in the reference engine's order**
   (θ₀, W₀, the random iterate, then per step the batch rows, the θ noise, the W noise of each label part;
@@ -15,6 +15,8 @@ in all four modes, ``sampling`` in all three, ``return_iterate``), with three ch
 - **A batch is a fixed-size row list with a mask** (shuffled epochs' last partial batch, Poisson batches of
   varying size, padded to a size fixed by the trial itself): a masked row adds exact zeros to every sum.
 - **A label part is a row weight** (1 on the part's rows, 0 elsewhere) instead of a row subset.
+- **X's two-valued (one-hot) columns are stored as bytes** (:mod:`repro.learners.batch_rows`); a batch's rows
+  are rebuilt as the same doubles, so this changes no number.
 
 :func:`fit_many` trains several trials, each a group of configurations sharing one generator (the λ models
 of one DP-FERMI trial share batches and noise draws, as in the reference engine, and are one vectorised

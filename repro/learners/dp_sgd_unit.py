@@ -12,7 +12,8 @@ Poisson sampling, the sum divided by the expected batch size, plain SGD).
   shape (``lax.scan`` over the steps, ``lax.map`` over the trials). Randomness is drawn on the host in the
   order of the numpy reference :func:`repro.learners.dp_sgd.train_dp_sgd_logistic` (θ₀, then per step the
   Poisson batch and the noise), so a model equals the reference run of the same generator to summation
-  order, and a trial's bytes do not depend on its companions.
+  order, and a trial's bytes do not depend on its companions. X's two-valued (one-hot) columns are stored
+  as bytes and the batch rows rebuilt as the same doubles (:mod:`repro.learners.batch_rows`).
 """
 
 from __future__ import annotations
