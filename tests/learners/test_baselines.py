@@ -12,6 +12,7 @@ from repro.learners.baselines._dpsgd import (
     BatchedModels,
     cell_layout,
     gap_coefficients,
+    prepare_features,
     train_batched_dp_sgd,
 )
 from repro.learners.baselines.jagielski_2019 import eo_cost_difference
@@ -92,20 +93,82 @@ def test_core_without_noise_penalty_or_clipping_is_minibatch_sgd() -> None:
     assert out.b[0] == pytest.approx(b, abs=1e-12)
 
 
-def test_core_default_labels_and_weights_equal_explicit_arrays_bytewise() -> None:
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_core_default_labels_and_weights_equal_explicit_arrays(engine: str) -> None:
     """Issue 23: without ``labels``/``sample_weight`` the step uses y (n,) and no product by ones; the models
-    must equal, byte for byte, a run given y repeated per model and all-ones weights."""
+    must equal a run given y repeated per model and all-ones weights: byte for byte in the numpy reference,
+    to 1e-12 in the compiled program (XLA may fuse the two programs' arithmetic differently)."""
     X, y, s = _data(500)
     for fairness in ("dp", "eo"):
         lay = cell_layout(s, y, fairness)
         kw = dict(weights=np.full((3, lay.n_cells), 0.4), noise_multiplier=0.9, clip_norm=1.0, lr=0.2,
-                  batch_size=80, steps=25)
+                  batch_size=80, steps=25, engine=engine)
         short = train_batched_dp_sgd(X, y, lay, rng=np.random.default_rng(4), **kw)
         long = train_batched_dp_sgd(X, y, lay, rng=np.random.default_rng(4), **kw,
                                     labels=np.repeat(y[:, None].astype(float), 3, axis=1),
                                     sample_weight=np.ones((500, 3)))
-        np.testing.assert_array_equal(short.w, long.w)
-        np.testing.assert_array_equal(short.b, long.b)
+        tol = 0.0 if engine == "numpy" else 1e-12
+        np.testing.assert_allclose(short.w, long.w, rtol=tol, atol=0)
+        np.testing.assert_allclose(short.b, long.b, rtol=tol, atol=0)
+
+
+def _onehot_data(n: int = 600, seed: int = 3):
+    """Numeric columns and one-hot blocks, so the compiled core also gathers from the compact rows."""
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, 2, n)
+    X = np.column_stack([rng.normal(size=(n, 2)) + 0.6 * s[:, None], np.eye(3)[rng.integers(0, 3, n)]])
+    y = (rng.random(n) < sigmoid(X[:, 0] + 0.5 * s - 0.3)).astype(int)
+    return X, y, s
+
+
+CORE_CASES = {
+    "penalty, DP cells, noise": dict(fairness="dp", weights=np.array([[0.0, 0.0], [0.5, 0.5], [3.0, 3.0]]),
+                                     noise_multiplier=0.8),
+    "penalty, EO cells, no noise": dict(fairness="eo", weights=np.full((2, 4), 1.5), noise_multiplier=0.0),
+    "labels, sample weights, warm start": dict(fairness="eo", weights=np.zeros((3, 4)), noise_multiplier=1.1,
+                                               costs=True),
+    "dual updates between epochs": dict(fairness="dp", weights=np.zeros((1, 2)), noise_multiplier=0.7, dual=True),
+}
+
+
+@pytest.mark.parametrize("name", list(CORE_CASES))
+def test_compiled_core_equals_the_numpy_reference(name: str) -> None:
+    """The compiled core (the default engine) against the numpy loop: the same draws (the generator ends in the
+    same state, the dual's draws between epochs included), models equal to 1e-9 (summation order only), for the
+    three baselines' uses: Tran's penalty grid, Jagielski's cost-sensitive warm-started rounds (on X prepared
+    once), PF-LD's duals."""
+    case = dict(CORE_CASES[name])
+    X, y, s = _onehot_data()
+    lay = cell_layout(s, y, case.pop("fairness"))
+    G = case["weights"].shape[0]
+    extra = {}
+    if case.pop("costs", False):
+        r = np.random.default_rng(9)
+        extra = dict(labels=(r.random((600, G)) < 0.5).astype(float), sample_weight=r.random((600, G)) * 2,
+                     models=BatchedModels(r.normal(size=(5, G)), r.normal(size=G)))
+    out, gens = {}, {}
+    for engine in ("numpy", "compiled"):
+        gens[engine] = rng = np.random.default_rng(12)
+        epochs: list[float] = []
+        if case.get("dual"):
+            def dual(epoch: int, models: BatchedModels, rng=rng, epochs=epochs) -> np.ndarray:
+                epochs.append(float(models.w.sum()))
+                return np.abs(rng.normal(size=(1, 2)))             # draws between epochs, as PF-LD's dual
+            extra = dict(on_epoch=dual, steps_per_epoch=7)
+        # Jagielski's rounds give the compiled engine X prepared once (prepare_features)
+        Xin = prepare_features(X) if engine == "compiled" and "labels" in extra else X
+        out[engine] = (train_batched_dp_sgd(Xin, y, lay, weights=case["weights"], noise_multiplier=case["noise_multiplier"],
+                                            clip_norm=0.8, lr=0.3, batch_size=90, steps=40, rng=rng, engine=engine,
+                                            **extra), epochs)
+    (ref, ref_epochs), (got, got_epochs) = out["numpy"], out["compiled"]
+    np.testing.assert_allclose(got.w, ref.w, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got.b, ref.b, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got_epochs, ref_epochs, rtol=1e-9, atol=1e-12)
+    assert len(ref_epochs) == (5 if case.get("dual") else 0)
+    assert gens["numpy"].bit_generator.state == gens["compiled"].bit_generator.state
+    with pytest.raises(Exception, match="engine must be"):
+        train_batched_dp_sgd(X, y, lay, weights=case["weights"], noise_multiplier=1.0, clip_norm=1.0, lr=0.1,
+                             batch_size=90, steps=1, rng=np.random.default_rng(0), engine="torch")
 
 
 def test_core_noise_has_the_stated_std() -> None:

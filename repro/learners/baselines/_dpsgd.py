@@ -35,11 +35,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from repro.errors import InvalidParameterError
+from repro.learners.baselines._dpsgd_compiled import Features, prepare_features, train_batched_compiled
 from repro.learners.dp_sgd import noise_std, schedule
 from repro.learners.logistic import sigmoid, torch_linear_init
 from repro.privacy.dp_sgd import clip_factors
 
-__all__ = ["CellLayout", "cell_layout", "gap_coefficients", "train_batched_dp_sgd", "BatchedModels"]
+__all__ = ["CellLayout", "cell_layout", "gap_coefficients", "prepare_features", "train_batched_dp_sgd",
+           "BatchedModels"]
 
 
 @dataclass(frozen=True)
@@ -104,18 +106,20 @@ class BatchedModels:
         return X @ self.w + self.b[None, :]
 
 
-def train_batched_dp_sgd(X: np.ndarray, y: np.ndarray, layout: CellLayout, *, weights: np.ndarray,
+def train_batched_dp_sgd(X: np.ndarray | Features, y: np.ndarray, layout: CellLayout, *, weights: np.ndarray,
                          noise_multiplier: float, clip_norm: float, lr: float, batch_size: int,
                          steps: int, rng: np.random.Generator, models: BatchedModels | None = None,
                          labels: np.ndarray | None = None, sample_weight: np.ndarray | None = None,
                          on_epoch: Callable[[int, BatchedModels], np.ndarray | None] | None = None,
-                         steps_per_epoch: int | None = None) -> BatchedModels:
+                         steps_per_epoch: int | None = None, engine: str = "compiled") -> BatchedModels:
     """Run ``steps`` DP-SGD steps (Poisson sampling with q = B/n) on G models at once.
 
     Parameters
     ----------
     X, y
-        Standardized features (n, d) and 0/1 labels (n,) (``y`` defines the EO cells).
+        Standardized features (n, d) and 0/1 labels (n,) (``y`` defines the EO cells). X may be given as
+        :func:`prepare_features` of it, for many calls on the same rows (the compiled engine then stores
+        them once).
     layout
         :func:`cell_layout` of the training set.
     weights
@@ -130,10 +134,14 @@ def train_batched_dp_sgd(X: np.ndarray, y: np.ndarray, layout: CellLayout, *, we
         penalty weights (G, K) (dual updates).
     models
         Warm start; else every model starts from PyTorch's ``nn.Linear`` initialization.
+    engine
+        ``"compiled"``: the steps of an epoch in one JAX program (:mod:`repro.learners.baselines._dpsgd_compiled`,
+        the same draws); ``"numpy"``: the loop below, the reference the tests compare it with (to 1e-9).
 
     Spec: seed-004 §8 (DP-SGD baselines); Abadi et al. 2016.
     """
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    features = X if isinstance(X, Features) else None
+    X = features.X if features is not None else np.ascontiguousarray(X, dtype=np.float64)
     n, d = X.shape
     weights = np.array(weights, dtype=np.float64, ndmin=2)
     G = weights.shape[0]
@@ -154,6 +162,14 @@ def train_batched_dp_sgd(X: np.ndarray, y: np.ndarray, layout: CellLayout, *, we
     row_norm = np.sqrt(np.einsum("ij,ij->i", X, X) + 1.0)
     sigma = noise_std(noise_multiplier, clip_norm)
     per_epoch = steps_per_epoch or one_epoch
+    if engine not in ("compiled", "numpy"):
+        raise InvalidParameterError(f"engine must be 'compiled' or 'numpy'; got {engine!r}.")
+    if engine == "compiled":
+        hook = None if on_epoch is None else (lambda e, w, b: on_epoch(e, BatchedModels(w, b)))
+        w, b = train_batched_compiled(features or prepare_features(X), lab, sw, layout, weights=weights, w=models.w, b=models.b, sigma=sigma,
+                                      clip_norm=clip_norm, lr=lr, q=q, expected=expected, row_norm=row_norm,
+                                      steps=steps, per_epoch=per_epoch, rng=rng, on_epoch=hook)
+        return BatchedModels(w, b)
     for t in range(steps):
         idx = np.flatnonzero(rng.random(n) < q)
         XB = np.take(X, idx, axis=0)   # the same rows as X[idx], ≈ 25 % faster

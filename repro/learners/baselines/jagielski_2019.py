@@ -39,7 +39,7 @@ import dp_accounting as dpa
 import numpy as np
 
 from repro.errors import InvalidParameterError
-from repro.learners.baselines._dpsgd import BatchedModels, cell_layout, train_batched_dp_sgd
+from repro.learners.baselines._dpsgd import BatchedModels, cell_layout, prepare_features, train_batched_dp_sgd
 from repro.learners.dp_sgd import calibrate_noise, schedule
 from repro.privacy.accounting import dp_sgd_event
 from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
@@ -119,6 +119,7 @@ def train_jagielski_2019(X: np.ndarray, y: np.ndarray, s: np.ndarray, *, bounds:
     private = not math.isinf(epsilon)
     z = calibrate_noise(epsilon / 2, delta, q, steps) if private else 0.0
     eps_round = epsilon / (2 * rounds) if private else math.inf
+    features = prepare_features(X)                    # X's rows stored once for every round's training
     theta = np.zeros((G, 2 * K))                      # EG state: (+ constraints, − constraints)
     models = None
     iterates = []
@@ -129,7 +130,7 @@ def train_jagielski_2019(X: np.ndarray, y: np.ndarray, s: np.ndarray, *, bounds:
         diff = eo_cost_difference(y, layout.cell, layout.ref, layout.cell_ref, mu, counts_c, counts_r)
         labels = (diff < 0).astype(float)
         weights = n * np.abs(diff)
-        models = train_batched_dp_sgd(X, y, layout, weights=np.zeros((G, K)), noise_multiplier=z,
+        models = train_batched_dp_sgd(features, y, layout, weights=np.zeros((G, K)), noise_multiplier=z,
                                       clip_norm=clip_norm, lr=lr, batch_size=batch_size, steps=per_round,
                                       rng=rng, models=models, labels=labels, sample_weight=weights)
         iterates.append(BatchedModels(models.w.copy(), models.b.copy()))
