@@ -93,23 +93,21 @@ def test_core_without_noise_penalty_or_clipping_is_minibatch_sgd() -> None:
     assert out.b[0] == pytest.approx(b, abs=1e-12)
 
 
-@pytest.mark.parametrize("engine", ["numpy", "compiled"])
-def test_core_default_labels_and_weights_equal_explicit_arrays(engine: str) -> None:
-    """Issue 23: without ``labels``/``sample_weight`` the step uses y (n,) and no product by ones; the models
-    must equal a run given y repeated per model and all-ones weights: byte for byte in the numpy reference,
-    to 1e-12 in the compiled program (XLA may fuse the two programs' arithmetic differently)."""
+def test_core_default_labels_and_weights_equal_explicit_arrays_bytewise() -> None:
+    """Issue 23: without ``labels``/``sample_weight`` the numpy reference's step uses y (n,) and no product by
+    ones; the models must equal, byte for byte, a run given y repeated per model and all-ones weights. (The
+    compiled engine's labels and weights are checked against this reference below.)"""
     X, y, s = _data(500)
     for fairness in ("dp", "eo"):
         lay = cell_layout(s, y, fairness)
         kw = dict(weights=np.full((3, lay.n_cells), 0.4), noise_multiplier=0.9, clip_norm=1.0, lr=0.2,
-                  batch_size=80, steps=25, engine=engine)
+                  batch_size=80, steps=25, engine="numpy")
         short = train_batched_dp_sgd(X, y, lay, rng=np.random.default_rng(4), **kw)
         long = train_batched_dp_sgd(X, y, lay, rng=np.random.default_rng(4), **kw,
                                     labels=np.repeat(y[:, None].astype(float), 3, axis=1),
                                     sample_weight=np.ones((500, 3)))
-        tol = 0.0 if engine == "numpy" else 1e-12
-        np.testing.assert_allclose(short.w, long.w, rtol=tol, atol=0)
-        np.testing.assert_allclose(short.b, long.b, rtol=tol, atol=0)
+        np.testing.assert_array_equal(short.w, long.w)
+        np.testing.assert_array_equal(short.b, long.b)
 
 
 def _onehot_data(n: int = 600, seed: int = 3):

@@ -25,6 +25,9 @@ Privacy caveat (ours, stated in every baseline): g_i also depends on the other b
 through the cell means and signs, so per-sample clipping bounds the change of the *summed* gradient
 only approximately; the accounted event is the standard DP-SGD event (Poisson-subsampled Gaussian,
 add/remove adjacency), as the baselines' own implementations do.
+
+Engines: the loop below is the numpy reference; by default the steps run compiled
+(:mod:`repro.learners.baselines._dpsgd_compiled`, the same draws in the same order, tested to 1e-9).
 """
 
 from __future__ import annotations
