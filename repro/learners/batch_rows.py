@@ -11,11 +11,17 @@ program computes the same bytes as on ``X`` itself (``tests/learners/test_batch_
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 import numpy as np
 
 from repro.learners._jax import jnp
 
-__all__ = ["Runs", "compact", "gather"]
+__all__ = ["PAD", "Runs", "compact", "gather", "padded"]
+
+#: Poisson batches are padded to a multiple of this many rows (few distinct program shapes)
+PAD = 64
 
 #: X's columns in order, as runs (two-valued?, start, stop) of the two stored blocks; () = X stored as is
 Runs = tuple[tuple[bool, int, int], ...]
@@ -67,3 +73,17 @@ def gather(arrays: dict, idx, runs: Runs):
     dense = arrays["Xd"][idx]
     parts = [(two if kind else dense)[:, start:stop] for kind, start, stop in runs]
     return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=1)
+
+
+def padded(batches: Sequence[np.ndarray], *, multiple: int = PAD, at_least: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Batches of row indices as the fixed-size (steps, rows) index list and 0/1 mask a program scans: rows is
+    the largest batch (at least ``at_least``) rounded up to a multiple of ``multiple``; padded slots hold row 0
+    with mask 0, so they add exact zeros to every sum."""
+    largest = max(max((bt.size for bt in batches), default=1), at_least, 1)
+    rows = multiple * math.ceil(largest / multiple)
+    idx = np.zeros((len(batches), rows), dtype=np.int32)
+    mask = np.zeros((len(batches), rows))
+    for t, bt in enumerate(batches):
+        idx[t, :bt.size] = bt
+        mask[t, :bt.size] = 1.0
+    return idx, mask

@@ -29,7 +29,6 @@ step is arithmetic-bound: benchmarks/dpfermi_compiled.py.)
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,10 +52,6 @@ from repro.learners.logistic import LogisticModel, SoftmaxModel
 
 __all__ = ["DrawnTrial", "Iterates", "TrialPlan", "draw_trial", "fit_drawn", "fit_many", "iterates", "plan_trial",
            "train_batch"]
-
-#: Poisson batches are padded to a multiple of this many rows (few distinct programs)
-_ROWS = 64
-
 
 @dataclass(frozen=True)
 class _Static:
@@ -126,15 +121,10 @@ class TrialPlan:
                 for v in V:
                     v.append(rng.standard_normal(w_shape))
         # a batch's row count is padded to a size that depends on this trial alone (Poisson batches: its
-        # largest, rounded up to a multiple of _ROWS), so its program, and so its bytes, never depend on its
+        # largest, rounded up to a multiple of batch_rows.PAD), so its program, and so its bytes, never depend on its
         # companions
-        largest = max(max((bt.size for bt in batches), default=1), 1)
-        rows = _ROWS * math.ceil(largest / _ROWS) if st.poisson else largest
-        idx = np.zeros((steps, rows), dtype=np.int32)
-        mask = np.zeros((steps, rows))
-        for t, bt in enumerate(batches):
-            idx[t, :bt.size] = bt
-            mask[t, :bt.size] = 1.0
+        idx, mask = batch_rows.padded(batches, multiple=batch_rows.PAD if st.poisson else 1)
+        rows = idx.shape[1]
         arrays = {
             **self.constants,
             "Th": Th, "b": b, "W": np.stack(W0), "idx": idx, "mask": mask, "t_hat": np.int32(t_hat),

@@ -19,7 +19,6 @@ Poisson sampling, the sum divided by the expected batch size, plain SGD).
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,8 +37,6 @@ from repro.privacy.guarantee import NON_PRIVATE, Guarantee
 __all__ = ["DPSGDConfig", "Configured", "DrawnTrial", "schedule", "configure", "draw_trial", "fit_drawn", "fit_many",
            "train"]
 
-#: Poisson batches are padded to a multiple of this many rows (a trial's own largest batch decides)
-_ROWS = 64
 
 
 @dataclass(frozen=True)
@@ -130,13 +127,8 @@ def draw_trial(X: np.ndarray, y: np.ndarray, config: DPSGDConfig, rng: np.random
         batches.append(poisson_batch(n, q, rng=rng))
         if sigma > 0:
             noise.append(rng.normal(0.0, sigma, size=d + 1))
-    largest = max(max((b.size for b in batches), default=1), 1)
-    rows = _ROWS * math.ceil(largest / _ROWS)
-    idx = np.zeros((steps, rows), dtype=np.int32)
-    mask = np.zeros((steps, rows))
-    for t, b in enumerate(batches):
-        idx[t, :b.size] = b
-        mask[t, :b.size] = 1.0
+    idx, mask = batch_rows.padded(batches)           # rows: this trial's largest batch, so its bytes are its own
+    rows = idx.shape[1]
     total = sum(b.size for b in batches)
     arrays = {"w": w0, "b": np.float64(b0), "idx": idx, "mask": mask,
               "noise": np.stack(noise) if sigma > 0 else np.zeros((steps, d + 1)),

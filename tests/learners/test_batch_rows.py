@@ -92,3 +92,14 @@ def test_dp_sgd_gives_the_bytes_of_x_stored_as_is(monkeypatch: pytest.MonkeyPatc
     _stored_as_is(monkeypatch)
     as_is = dp_sgd_unit.train(X, y, cfg, rng=np.random.default_rng(6))
     assert compact.model.w.tobytes() == as_is.model.w.tobytes() and compact.model.b == as_is.model.b
+
+
+def test_padded_batches_fill_a_fixed_size_index_list_and_mask() -> None:
+    batches = [np.array([3, 1, 4]), np.array([], dtype=np.int64), np.arange(70)]
+    idx, mask = batch_rows.padded(batches)
+    assert idx.shape == mask.shape == (3, 128) and idx.dtype == np.int32
+    assert idx[0, :3].tolist() == [3, 1, 4] and mask[0].sum() == 3 and mask[1].sum() == 0 and mask[2].sum() == 70
+    assert not idx[0, 3:].any() and not mask[0, 3:].any()
+    assert batch_rows.padded(batches, multiple=1)[0].shape == (3, 70)       # the largest batch, as is
+    assert batch_rows.padded(batches[:1], at_least=100)[0].shape == (1, 128)
+    assert batch_rows.padded([])[0].shape == (0, 64)

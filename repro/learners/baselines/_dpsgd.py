@@ -162,17 +162,17 @@ def train_batched_dp_sgd(X: np.ndarray | Features, y: np.ndarray, layout: CellLa
     sw = sample_weight
     q, one_epoch = schedule(n, batch_size, 1, rule="B/n")
     expected = max(int(n * q), 1)
-    row_norm = np.sqrt(np.einsum("ij,ij->i", X, X) + 1.0)
     sigma = noise_std(noise_multiplier, clip_norm)
     per_epoch = steps_per_epoch or one_epoch
     if engine not in ("compiled", "numpy"):
         raise InvalidParameterError(f"engine must be 'compiled' or 'numpy'; got {engine!r}.")
     if engine == "compiled":
         hook = None if on_epoch is None else (lambda e, w, b: on_epoch(e, BatchedModels(w, b)))
-        w, b = train_batched_compiled(features or prepare_features(X), lab, sw, layout, weights=weights, w=models.w, b=models.b, sigma=sigma,
-                                      clip_norm=clip_norm, lr=lr, q=q, expected=expected, row_norm=row_norm,
-                                      steps=steps, per_epoch=per_epoch, rng=rng, on_epoch=hook)
+        w, b = train_batched_compiled(features or prepare_features(X), lab, sw, layout, weights=weights,
+                                      w=models.w, b=models.b, sigma=sigma, clip_norm=clip_norm, lr=lr, q=q,
+                                      expected=expected, steps=steps, per_epoch=per_epoch, rng=rng, on_epoch=hook)
         return BatchedModels(w, b)
+    row_norm = features.row_norm if features is not None else np.sqrt(np.einsum("ij,ij->i", X, X) + 1.0)
     for t in range(steps):
         idx = np.flatnonzero(rng.random(n) < q)
         XB = np.take(X, idx, axis=0)   # the same rows as X[idx], ≈ 25 % faster

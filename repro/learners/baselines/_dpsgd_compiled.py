@@ -27,16 +27,14 @@ from repro.learners._jax import float64, jax, jnp
 
 __all__ = ["Features", "prepare_features", "train_batched_compiled"]
 
-#: Poisson batches are padded to a multiple of this many rows
-_ROWS = 64
-
-
 @dataclass(frozen=True)
 class Features:
     """X prepared once for every call of the core on it (Jagielski's rounds call it once per round): the
-    array itself, and its rows stored for the program (:func:`repro.learners.batch_rows.compact`), on the device."""
+    array itself, its rows' norms ‖[x, 1]‖ (the per-sample clip's), and its rows stored for the program
+    (:func:`repro.learners.batch_rows.compact`), on the device."""
 
     X: np.ndarray
+    row_norm: np.ndarray
     runs: batch_rows.Runs
     stored: dict
 
@@ -46,7 +44,7 @@ def prepare_features(X: np.ndarray) -> Features:
     X = np.ascontiguousarray(X, dtype=np.float64)
     stored, runs = batch_rows.compact(X)
     with float64():
-        return Features(X, runs, jax.device_put(stored))
+        return Features(X, np.sqrt(np.einsum("ij,ij->i", X, X) + 1.0), runs, jax.device_put(stored))
 
 
 def _step(st: tuple, data: dict, carry, xs):
@@ -89,9 +87,9 @@ def _program(st: tuple):
     return jax.jit(run)
 
 
-def train_batched_compiled(features: Features, lab: np.ndarray, sw: np.ndarray | None, layout, *, weights: np.ndarray,
-                           w: np.ndarray, b: np.ndarray, sigma: float, clip_norm: float, lr: float, q: float,
-                           expected: int, row_norm: np.ndarray, steps: int, per_epoch: int,
+def train_batched_compiled(features: Features, lab: np.ndarray, sw: np.ndarray | None, layout, *,
+                           weights: np.ndarray, w: np.ndarray, b: np.ndarray, sigma: float, clip_norm: float,
+                           lr: float, q: float, expected: int, steps: int, per_epoch: int,
                            rng: np.random.Generator,
                            on_epoch: Callable[[int, np.ndarray, np.ndarray], np.ndarray | None] | None
                            ) -> tuple[np.ndarray, np.ndarray]:
@@ -103,14 +101,14 @@ def train_batched_compiled(features: Features, lab: np.ndarray, sw: np.ndarray |
     G = w.shape[1]
     runs = features.runs
     data = {"lab": lab, "cell": layout.cell.astype(np.int32), "ref": layout.ref.astype(np.int32),
-            "cell_ref": layout.cell_ref.astype(np.int32), "row_norm": row_norm, "clip_norm": np.float64(clip_norm),
-            "lr": np.float64(lr), "expected": np.float64(expected)}
+            "cell_ref": layout.cell_ref.astype(np.int32), "row_norm": features.row_norm,
+            "clip_norm": np.float64(clip_norm), "lr": np.float64(lr), "expected": np.float64(expected)}
     if sw is not None:
         data["sw"] = sw
     penalty = on_epoch is not None or bool(np.any(weights))
     st = (runs, penalty, int(layout.cell_ref.size), int(layout.cell_ref.max()) + 1)
     # rows of a padded batch: enough for all but a ~1e-9 tail of Poisson sizes (a larger batch gets its own)
-    bound = _ROWS * math.ceil((n * q + 6 * math.sqrt(n * q * (1 - q)) + 1) / _ROWS)
+    bound = math.ceil(n * q + 6 * math.sqrt(n * q * (1 - q)) + 1)
     chunk = max(1, min(per_epoch, steps))
     with float64():
         device = {**features.stored, **jax.device_put(data)}
@@ -123,12 +121,8 @@ def train_batched_compiled(features: Features, lab: np.ndarray, sw: np.ndarray |
                 if sigma > 0:
                     nw[i] = rng.normal(0.0, sigma, size=(d, G))
                     nb[i] = rng.normal(0.0, sigma, size=G)
-            rows = max(bound, _ROWS * math.ceil(max(bt.size for bt in batches) / _ROWS))
-            idx = np.zeros((chunk, rows), dtype=np.int32)
-            mask = np.zeros((chunk, rows))
-            for i, bt in enumerate(batches):
-                idx[i, :bt.size] = bt
-                mask[i, :bt.size] = 1.0
+            empty = [np.zeros(0, dtype=np.int64)] * (chunk - count)      # steps past the end: no-ops
+            idx, mask = batch_rows.padded(batches + empty, at_least=bound)
             out = _program(st)(device, w, b, np.asarray(weights, dtype=np.float64), (idx, mask, nw, nb))
             w, b = (np.array(v) for v in out)
             t += count
