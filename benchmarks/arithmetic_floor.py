@@ -25,13 +25,12 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import math
 import os
-import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
+from float32_step import _timed as fastest  # benchmarks/, on sys.path when this script runs
 
 from repro.learners._jax import float64, jax, jnp
 from repro.learners.dp_fermi import REFERENCE, schedule
@@ -48,32 +47,33 @@ def _rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def _setting(text: str, drop: tuple[str, ...] = ("knob", "hyper")) -> str:
-    """A record's setting without the keys that vary inside one trial."""
-    return ";".join(p for p in text.split(";") if p.split("=", 1)[0] not in drop)
+#: setting keys that vary between the models of one trial (the figures' λ and hyperparameter settings, the noise
+#: sweep's (L, D) × η_θ × λ grid)
+WITHIN_TRIAL = ("knob", "hyper", "clip_L", "lr_theta", "radius_D")
+
+
+def _trial(row: dict[str, str]) -> tuple[str, str]:
+    """The trial a record belongs to: its setting without :data:`WITHIN_TRIAL`, and its repetition."""
+    setting = ";".join(p for p in row["setting"].split(";") if p.split("=", 1)[0] not in WITHIN_TRIAL)
+    return setting, row["repetition"]
 
 
 def programs(folder: Path, n_of: dict[str, int]) -> tuple[list[tuple[int, int, int, int, int]], dict]:
     """The DP-FERMI programs one result ran: (rows n, columns d, models G, steps, how many), and its run.json."""
     run = json.loads((folder / "run.json").read_text())
     p = run["params"]
-    B, epochs = int(p["batch_size"]), int(p["epochs"])
-    trials = _rows(folder / "trials.csv")
-    fermi = [r for r in trials if r["method"] == "dp-fermi"]
+    shuffled = REFERENCE.with_(batch_size=int(p["batch_size"]), epochs=int(p["epochs"]))
+    fermi = [r for r in _rows(folder / "trials.csv") if r["method"] == "dp-fermi"]
+    models = Counter(_trial(r) for r in fermi)
     out: Counter = Counter()
     if run["result_id"] == "dpfermi-noise-sweep":   # every (L, D) × η_θ × λ of a (dataset, fairness, ε, rep)
-        models = Counter((_setting(r["setting"], ("knob", "clip_L", "lr_theta", "radius_D")), r["repetition"])
-                         for r in fermi)
-        by_key = {(_setting(r["setting"], ("knob", "clip_L", "lr_theta", "radius_D")), r["repetition"]): r
-                  for r in fermi}
+        dataset = {_trial(r): r["dataset"] for r in fermi}
         for key, G in models.items():
-            name = by_key[key]["dataset"]
-            n = n_of[name]
-            out[(name, p["data"], n, G, schedule(REFERENCE.with_(batch_size=B, epochs=epochs), n)[1])] += 1
+            n = n_of[dataset[key]]
+            out[(dataset[key], p["data"], n, G, schedule(shuffled, n)[1])] += 1
         return [(*k, v) for k, v in out.items()], run
     privacy = {(r["setting"], r["repetition"]): r for r in _rows(folder / "tables" / "privacy.csv")
                if r["method"] == "dp-fermi"}
-    models = Counter((_setting(r["setting"]), r["repetition"]) for r in fermi)
     for key, records in models.items():
         row = privacy[key]
         # every record is one private model; the non-private λ = 0 model trains with them
@@ -86,7 +86,7 @@ def programs(folder: Path, n_of: dict[str, int]) -> tuple[list[tuple[int, int, i
         for (data, _, _), P in points.items():
             n = n_train[data]
             n_fit = n - int(round(frac * n))
-            out[(p["dataset"], data, n_fit, P, schedule(REFERENCE.with_(batch_size=B, epochs=epochs), n_fit)[1])] += seeds
+            out[(p["dataset"], data, n_fit, P, schedule(shuffled, n_fit)[1])] += seeds
     return [(*k, v) for k, v in out.items()], run
 
 
@@ -99,13 +99,7 @@ def seconds_per_step(n: int, d: int, G: int, B: int, steps: int) -> dict[str, fl
 
     def timed(step, carry, xs) -> float:
         program = jax.jit(lambda c, xs: jax.lax.scan(step, c, xs)[0])
-        jax.block_until_ready(program(carry, xs))
-        best = math.inf
-        for _ in range(3):
-            start = time.perf_counter()
-            jax.block_until_ready(program(carry, xs))
-            best = min(best, time.perf_counter() - start)
-        return best / steps
+        return fastest(lambda: jax.block_until_ready(program(carry, xs)), 3)[0] / steps
 
     out = {}
     with float64():
@@ -113,8 +107,11 @@ def seconds_per_step(n: int, d: int, G: int, B: int, steps: int) -> dict[str, fl
         # the step index enters as 0·i so that every step is computed, not hoisted out of the loop
         out["products"] = timed(lambda th, i: (th - 1e-3 * (XB.T @ jax.nn.sigmoid(XB @ th + 0 * i[0])), None),
                                 jnp.asarray(th0), idx)
-        out["gather"] = timed(lambda th, i: (th - 1e-3 * (Xj[i].T @ jax.nn.sigmoid(Xj[i] @ th)), None),
-                              jnp.asarray(th0), idx)
+        def gathered(th, i):
+            XB_i = Xj[i]
+            return th - 1e-3 * (XB_i.T @ jax.nn.sigmoid(XB_i @ th)), None
+
+        out["gather"] = timed(gathered, jnp.asarray(th0), idx)
     XB32 = jnp.asarray(X[:B], dtype=jnp.float32)
     out["float32"] = timed(lambda th, i: (th - 1e-3 * (XB32.T @ jax.nn.sigmoid(XB32 @ th + 0 * i[0])), None),
                            jnp.asarray(th0, dtype=jnp.float32), idx)
@@ -160,11 +157,8 @@ def main() -> None:
             for kind, s in rate[(n, d, G)].items():
                 floor[kind] += count * steps * s / JOBS
             model_steps += count * steps * G
-        seen = {}
-        for r in _rows(folder / "trials.csv"):
-            if r["method"] == "dp-fermi":
-                seen[(_setting(r["setting"], ("knob", "hyper", "clip_L", "lr_theta", "radius_D")), r["repetition"])] = \
-                    float(r["seconds"])
+        # a trial's seconds are on each of its records
+        seen = {_trial(r): float(r["seconds"]) for r in _rows(folder / "trials.csv") if r["method"] == "dp-fermi"}
         for kind, s in floor.items():
             total[kind] += s
         total["wall"] += run["wall_seconds"]

@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import time
 
 import numpy as np
+from float32_step import _timed  # this folder's sibling script
 
 from repro.learners import dp_fermi_compiled, dp_sgd_unit
 from repro.learners.dp_fermi import REFERENCE
@@ -39,12 +39,7 @@ def _as_is(data: dict, X: np.ndarray) -> dict:
 
 def _per_step(run, steps: int, repeats: int) -> tuple[float, list]:
     """Milliseconds per step, the best of ``repeats`` warm runs (this machine's speed varies within seconds)."""
-    out = run()                            # compile
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
+    best, out = _timed(run, repeats)
     return 1e3 * best / steps, out
 
 

@@ -14,26 +14,14 @@ every tabular result would need its full rerun. Not adopted; this measures what 
 from __future__ import annotations
 
 import argparse
-import math
 import os
-import time
 
 import numpy as np
+from float32_step import _timed  # benchmarks/, on sys.path when this script runs
 
 from repro.learners._jax import float64, jax, jnp
 
 NUMERIC, VARIABLES, LEVELS, ROWS, BATCH = 6, 8, 12, 30_000, 1_024
-
-
-def _timed(program, carry, xs) -> tuple[float, np.ndarray]:
-    """(fastest of 3 runs after a compiling one, in seconds; the output)."""
-    out = jax.block_until_ready(program(carry, xs))
-    best = math.inf
-    for _ in range(3):
-        start = time.perf_counter()
-        out = jax.block_until_ready(program(carry, xs))
-        best = min(best, time.perf_counter() - start)
-    return best, np.asarray(out)
 
 
 def main() -> None:
@@ -66,7 +54,8 @@ def main() -> None:
         results = {}
         for name, step in (("dense", dense), ("one-hot columns only", onehot)):
             program = jax.jit(lambda c, xs, step=step: jax.lax.scan(step, c, xs)[0])
-            results[name] = _timed(program, jnp.asarray(theta), idx)
+            t, out = _timed(lambda program=program: jax.block_until_ready(program(jnp.asarray(theta), idx)), 3)
+            results[name] = (t, np.asarray(out))
     print(f"load average {os.getloadavg()[0]:.2f}; {args.steps} steps, {G} models, batch {BATCH}, "
           f"{ROWS} × {d} rows ({VARIABLES} ones per row)")
     (t_dense, th_dense), (t_sparse, th_sparse) = results.values()

@@ -18,10 +18,12 @@ def floor():
     spec = importlib.util.spec_from_file_location("arithmetic_floor", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     sys.modules["arithmetic_floor"] = module
+    sys.path.insert(0, str(SCRIPT.parent))  # its sibling scripts, as when it runs from benchmarks/
     try:
         spec.loader.exec_module(module)
     finally:
         del sys.modules["arithmetic_floor"]
+        sys.path.remove(str(SCRIPT.parent))
     return module
 
 
