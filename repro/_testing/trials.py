@@ -4,7 +4,10 @@ Params: ``x`` (number), optional ``fail_reps`` (repetitions that raise), ``requi
 registered data source the trial fetches), ``marker_dir`` (a folder
 where each executed trial drops a file, to count executions across processes), ``warn`` (how many
 ``absl`` warnings each trial logs, like dp_accounting's accountant), ``sleep`` (seconds each
-trial sleeps), ``interrupt_reps`` (repetitions that raise KeyboardInterrupt, as Ctrl-C would); with ``threads = true`` a
+trial sleeps), ``interrupt_reps`` (repetitions that send their own process SIGINT, as Ctrl-C would); the ways a
+trial's code can misbehave: ``exit_reps`` (``sys.exit(3)``), ``raise_interrupt_reps`` (``raise KeyboardInterrupt``
+without a Ctrl-C), ``kill_reps`` (the process kills itself with SIGKILL, as the out-of-memory killer would) and
+``segv_reps`` (a segmentation fault); with ``threads = true`` a
 table ``threads`` records the largest native thread-pool size the trial runs under.
 """
 
@@ -12,6 +15,8 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -31,7 +36,18 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         marker = Path(params["marker_dir"]) / f"{ctx.setting}-{ctx.repetition}-{os.getpid()}-{id(ctx)}"
         marker.touch()
     if ctx.repetition in params.get("interrupt_reps", []):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)   # the signal arrives first
+    if ctx.repetition in params.get("exit_reps", []):
+        sys.exit(3)
+    if ctx.repetition in params.get("raise_interrupt_reps", []):
         raise KeyboardInterrupt
+    if ctx.repetition in params.get("kill_reps", []):
+        os.kill(os.getpid(), signal.SIGKILL)
+    if ctx.repetition in params.get("segv_reps", []):
+        import ctypes
+
+        ctypes.string_at(0)
     if params.get("sleep"):
         time.sleep(float(params["sleep"]))
     for i in range(int(params.get("warn", 0))):

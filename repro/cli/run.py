@@ -68,11 +68,15 @@ def _dataset_checksums(names: tuple[str, ...]) -> dict[str, str]:
 @click.option("--with", "with_", multiple=True, metavar="FILE.py|MOD:CLS",
               help="Also train your own method (a scikit-learn-style class declaring privacy_guarantee) on the same "
                    "splits, seeds and privacy budget; see docs/bring-your-own-method.md (repeatable).")
+@click.option("--timeout", type=float, default=None, metavar="SECONDS",
+              help="Stop a trial that runs longer than this and report it as failed (default: no limit).")
+@click.option("--allow-large", "allow_large", is_flag=True,
+              help="Run even when the estimated cost exceeds the bound (24 h of one core, or half the memory).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table.")
 @click.option("--debug", is_flag=True, help="Show full tracebacks (and trial failures), as `repro --debug run`.")
 def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backend: str, variant: str | None,
         out: Path | None, force: bool, no_cache: bool, base_seed: int | None, set_: tuple[str, ...],
-        with_: tuple[str, ...], quiet: bool, debug: bool) -> None:
+        with_: tuple[str, ...], timeout: float | None, allow_large: bool, quiet: bool, debug: bool) -> None:
     """Run ID (or `all`): trials over grid x seeds, then CSVs, figures and run.json in DIR/ID/PROFILE
     (suffixed for another --variant, --set, --seeds, --base-seed or --with, so a profile's own results are
     never replaced by a different run).
@@ -89,7 +93,7 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         raise InvalidParameterError(f"--base-seed must be >= 0 (it seeds numpy's SeedSequence); got {base_seed}")
     config = RunConfig(profile=profile, seeds=seeds, jobs=jobs, backend=backend, variant=variant,
                        out=out or results_root(), force=force, use_cache=not no_cache,
-                       base_seed=base_seed, overrides=parse_set(set_))
+                       base_seed=base_seed, overrides=parse_set(set_), timeout=timeout, allow_large=allow_large)
     check_output_dir(config.out)  # before any trial runs: a bad --out fails now, in one line
     if any(spec.datasets for spec in specs):
         from repro.datasets.store import check_data_dir

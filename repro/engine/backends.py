@@ -35,8 +35,8 @@ from typing import Any, TypeVar
 
 from repro.errors import MissingExtraError, ReproError
 
-__all__ = ["BACKENDS", "ClusterUnreachableError", "accelerator_visible", "run_tasks", "single_threaded",
-           "worker_count"]
+__all__ = ["BACKENDS", "ClusterUnreachableError", "TrialTimeoutError", "WorkerLostError", "accelerator_visible",
+           "run_tasks", "sigint_seen", "single_threaded", "time_limit", "watch_sigint", "worker_count"]
 
 BACKENDS = ("loky", "dask", "ray")
 T = TypeVar("T")
@@ -103,6 +103,75 @@ def accelerator_visible(timeout: float = 120.0) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return probe.returncode == 0
+
+
+class WorkerLostError(ReproError):
+    """A worker process died while it ran trials (killed, out of memory, a crash in native code).
+
+    ``items`` are the tasks it held; the runner names them in its one-line error."""
+
+    def __init__(self, message: str, items: Sequence[Any] = ()) -> None:
+        super().__init__(message)
+        self.items = list(items)
+
+
+class TrialTimeoutError(Exception):
+    """A trial ran longer than ``--timeout`` (raised inside the trial, reported as its failure)."""
+
+
+_SIGINT = {"seen": False}
+
+
+def sigint_seen() -> bool:
+    """Whether this process received a real SIGINT (Ctrl-C) while :func:`watch_sigint` was active: tells a
+    Ctrl-C from a ``KeyboardInterrupt`` that a trial's own code raised (a failure of that trial)."""
+    return _SIGINT["seen"]
+
+
+@contextlib.contextmanager
+def watch_sigint() -> Iterator[None]:
+    """Record a real SIGINT (:func:`sigint_seen`) and then raise KeyboardInterrupt as Python's handler does.
+
+    Only in the main thread, and only over Python's default handler (a handler the caller set is kept)."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    _SIGINT["seen"] = False
+
+    def handler(signum: int, frame: Any) -> None:
+        _SIGINT["seen"] = True
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`TrialTimeoutError` inside the block after ``seconds`` of wall time (``None``: no limit).
+
+    A POSIX interval timer of the process, so only in the main thread (the in-process runner and loky's
+    workers run trials there); elsewhere, and on platforms without ``setitimer``, the block runs unlimited.
+    Code stuck inside one native call is interrupted when it returns to Python."""
+    if not seconds or threading.current_thread() is not threading.main_thread() \
+            or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise TrialTimeoutError(f"the trial ran longer than --timeout {seconds:g} s and was stopped")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 class ClusterUnreachableError(ReproError):
@@ -183,7 +252,7 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _init_loky_worker(driver_pid: int) -> None:
+def _init_loky_worker(driver_pid: int, quiet_crashes: bool = False) -> None:
     """Worker initializer: ignore Ctrl-C, and exit as soon as the driver process is gone.
 
     After ``kill -9`` of the driver nobody will read a result; without this the workers ran their
@@ -191,6 +260,10 @@ def _init_loky_worker(driver_pid: int) -> None:
     run's log.
     """
     _ignore_sigint()
+    if quiet_crashes:   # a crash is the driver's one line to report; loky would print the dump of every thread
+        import faulthandler
+
+        faulthandler.enable(file=open(os.devnull, "w"))  # noqa: SIM115 - kept open for the worker's life
 
     def watch() -> None:
         while True:
@@ -226,22 +299,41 @@ def _loky(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
     quiet = "ignore:resource_tracker:UserWarning"
     if quiet not in os.environ.get("PYTHONWARNINGS", ""):
         os.environ["PYTHONWARNINGS"] = ",".join(w for w in (os.environ.get("PYTHONWARNINGS"), quiet) if w)
+    quiet_crashes = ("PYTHONFAULTHANDLER" not in os.environ and os.environ.get("REPRO_DEBUG") != "1"
+                     and logging.getLogger().getEffectiveLevel() > logging.DEBUG)
     executor = get_reusable_executor(max_workers=workers, initializer=_init_loky_worker,
-                                     initargs=(os.getpid(),))
+                                     initargs=(os.getpid(), quiet_crashes))
     queue = iter(tasks)
     size = 1
     max_size = max(1, len(tasks) // (4 * workers))
 
+    held: dict[Any, list[T]] = {}   # each future's tasks, named if its worker is lost
+
     def submit(n: int) -> set[Any]:
-        batches = (list(itertools.islice(queue, size)) for _ in range(n))
-        return {executor.submit(_call_batch, fn, b) for b in batches if b}
+        batches = [b for b in (list(itertools.islice(queue, size)) for _ in range(n)) if b]
+        futures = set()
+        for b in batches:
+            future = executor.submit(_call_batch, fn, b)
+            held[future] = b
+            futures.add(future)
+        return futures
+
+    def _result(future: Any) -> tuple[list[R], float]:
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return future.result()
+        except BrokenProcessPool as exc:   # loky's TerminatedWorkerError is one
+            raise WorkerLostError(_lost_reason(exc), held.get(future, ())) from None
+        finally:
+            held.pop(future, None)
 
     pending = submit(2 * workers)
     try:
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
-                results, seconds = future.result()
+                results, seconds = _result(future)
                 if seconds < 0.2:
                     size = min(2 * size, max_size)
                 yield from results
@@ -252,6 +344,17 @@ def _loky(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
         with _quiet_thread_errors("ExecutorManagerThread"):
             executor.shutdown(wait=True, kill_workers=True)
         raise
+
+
+def _lost_reason(exc: BaseException) -> str:
+    """How a worker died, in words, from loky's message (its exit codes and the signal's name)."""
+    text = str(exc)
+    for name, why in (("SIGKILL", "killed by SIGKILL: out of memory, or a kill -9"),
+                      ("SIGSEGV", "crashed with SIGSEGV: a segmentation fault in native code"),
+                      ("SIGABRT", "aborted (SIGABRT) by native code"), ("SIGBUS", "crashed with SIGBUS")):
+        if name in text:
+            return why
+    return "it exited unexpectedly (a crash in native code, os._exit, or the system stopped it)"
 
 
 @contextlib.contextmanager

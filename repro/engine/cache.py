@@ -45,10 +45,18 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            os.fchmod(fh.fileno(), 0o666 & ~_umask())   # mkstemp makes 0600: give the mode results get
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    """This process's umask (read by setting it and putting it back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -241,6 +249,8 @@ class TrialCache:
 _SHARED: dict[str, Any] = {}
 #: digests recomputed in this process under ``refresh`` (``--force`` recomputes each value once per run)
 _REFRESHED: set[str] = set()
+#: digests whose corrupt entry this process already named in a warning
+_WARNED: set[str] = set()
 
 
 def shared_value(cache_dir: str | os.PathLike[str] | None, namespace: str, key: dict[str, Any], module: str,
@@ -278,7 +288,8 @@ def shared_value(cache_dir: str | os.PathLike[str] | None, namespace: str, key: 
         except ImportError:  # no POSIX locks: workers may compute the same value twice (same bytes)
             pass
         value = None if fresh else store.get(digest)
-        if store.n_corrupt:
+        if store.n_corrupt and digest not in _WARNED:   # once per value and process, however many trials ask
+            _WARNED.add(digest)
             log.warning("shared value %s/%s (%s) failed its checksum or structure check; recomputed and replaced",
                         namespace, digest[:12], store._path(digest))
         if value is None:

@@ -29,7 +29,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from repro.engine.backends import BACKENDS, run_tasks, single_threaded
+from repro.engine.backends import (
+    BACKENDS,
+    TrialTimeoutError,
+    WorkerLostError,
+    run_tasks,
+    sigint_seen,
+    single_threaded,
+    time_limit,
+    watch_sigint,
+)
 from repro.engine.cache import TrialCache, code_version
 from repro.engine.identity import TrialKey, canonical_json
 from repro.engine.spec import ExperimentSpec, Reference, format_setting, study_of, validate_param
@@ -65,6 +74,10 @@ class RunConfig:
     use_cache: bool = True
     base_seed: int | None = None
     overrides: Mapping[str, list[Any]] = field(default_factory=dict)
+    #: seconds a trial may run before it is stopped and reported as failed (None: no limit)
+    timeout: float | None = None
+    #: run a plan whose estimated cost exceeds the bounds of :mod:`repro.engine.cost`
+    allow_large: bool = False
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -73,6 +86,11 @@ class RunConfig:
             raise InvalidParameterError(f"--seeds must be >= 1; got {self.seeds}")
         if self.jobs == 0 or self.jobs < -1:
             raise InvalidParameterError(f"--jobs must be >= 1 (or -1 for all cores); got {self.jobs}")
+        if self.timeout is not None and not (math.isfinite(self.timeout) and self.timeout > 0):
+            raise InvalidParameterError(f"--timeout must be a positive number of seconds; got {self.timeout}")
+        if self.timeout is not None and self.backend != "loky":
+            raise InvalidParameterError(f"--timeout needs --backend loky (the trials of {self.backend} run in "
+                                        "worker threads, which cannot be stopped); leave --timeout out")
         for key, values in self.overrides.items():  # privacy names checked by name, before any spec is read
             validate_param(key, [_number_or_text(v) for v in values], where="--set")
 
@@ -103,6 +121,8 @@ class TrialTask:
     cell: dict[str, Any]
     context: TrialContext
     key: str
+    #: seconds the trial may run (``--timeout``; None: no limit)
+    timeout: float | None = None
 
 
 @dataclass
@@ -222,7 +242,7 @@ def plan_trials(spec: ExperimentSpec, config: RunConfig) -> list[TrialTask]:
             tkey = TrialKey.of(spec.id, {**fixed, **cell}, repetition=rep, base_seed=base_seed,
                                variant=key_variant, grid_keys=tuple(cell), scopes=spec.scopes)
             ctx = TrialContext(tkey, cache_dir=cache_dir, refresh=config.force)
-            tasks.append(TrialTask(len(tasks), spec.trial, params, cell, ctx, tkey.cache_key(code)))
+            tasks.append(TrialTask(len(tasks), spec.trial, params, cell, ctx, tkey.cache_key(code), config.timeout))
     return tasks
 
 
@@ -238,14 +258,35 @@ def _execute(task: TrialTask) -> tuple[int, bool, Any, float, dict[str, int]]:
     with capture_warnings() as caught:
         try:
             study = load_study(task.module)
-            with single_threaded():  # same BLAS summation order in every process and backend
+            with single_threaded(), time_limit(task.timeout):  # same BLAS summation order everywhere
                 out = TrialOutput.coerce(study.run_trial(dict(task.params), task.context))
             ok, value = True, out
         except ReproError as exc:
             ok, value = False, (traceback.format_exc(), exc)
-        except Exception:  # noqa: BLE001 - reported to the user with its traceback
-            ok, value = False, (traceback.format_exc(), None)
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - the trial's failure, reported
+            _reraise_ctrl_c(exc)
+            ok, value = False, (_failure_text(exc), None)
     return task.index, ok, value, time.perf_counter() - start, dict(caught)
+
+
+def _reraise_ctrl_c(exc: BaseException) -> None:
+    """A real Ctrl-C stops the run (:func:`repro.engine.backends.sigint_seen`); a ``KeyboardInterrupt`` the trial's
+    own code raised, a ``sys.exit`` in it or a timeout is that trial's failure."""
+    if isinstance(exc, KeyboardInterrupt) and sigint_seen():
+        raise exc
+
+
+def _failure_text(exc: BaseException) -> str:
+    """The traceback of a failed trial, ending in one line that says what happened (its last line is the one
+    shown in the run's error)."""
+    tb = traceback.format_exc()
+    if isinstance(exc, SystemExit):
+        return f"{tb}the trial's code called sys.exit({exc.code!r}) (a trial must raise, not exit)"
+    if isinstance(exc, KeyboardInterrupt):
+        return f"{tb}the trial's code raised KeyboardInterrupt (no Ctrl-C was pressed)"
+    if isinstance(exc, TrialTimeoutError):
+        return f"{tb}{exc}"
+    return tb
 
 
 ExecResult = tuple[int, bool, Any, float, dict[str, int]]
@@ -306,7 +347,8 @@ def _execute_batch(batch: list[TrialTask]) -> list[ExecResult]:
         try:
             hook = load_study(batch[0].module).batch
             assert hook is not None  # group_tasks batches only the trials of a study that declares one
-            with single_threaded():
+            limit = batch[0].timeout * len(batch) if batch[0].timeout else None
+            with single_threaded(), time_limit(limit):
                 outs = list(hook.run([dict(t.params) for t in batch], [t.context for t in batch]))
             if len(outs) != len(batch):
                 raise TrialFailedError(f"study {batch[0].module!r}: its batch.run returned {len(outs)} outputs "
@@ -314,8 +356,9 @@ def _execute_batch(batch: list[TrialTask]) -> list[ExecResult]:
             values = [(True, TrialOutput.coerce(o)) for o in outs]
         except ReproError as exc:
             values = [(False, (traceback.format_exc(), exc))] * len(batch)
-        except Exception:  # noqa: BLE001 - reported to the user with its traceback
-            values = [(False, (traceback.format_exc(), None))] * len(batch)
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - reported with its traceback
+            _reraise_ctrl_c(exc)
+            values = [(False, (_failure_text(exc), None))] * len(batch)
     seconds = (time.perf_counter() - start) / len(batch)
     counts = dict(caught)
     return [(task.index, ok, value, seconds, counts if i == 0 else {})
@@ -380,21 +423,25 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
     warning_counts: Counter[str] = Counter()
     warning_trials: Counter[str] = Counter()
     warning_where: dict[str, str] = {}
-    for index, ok, value, seconds, caught in _run_pending(pending, config):
-        task = by_index[index]
-        warning_counts.update(caught)
-        warning_trials.update(caught.keys())
-        for kind in caught:
-            warning_where.setdefault(kind, f"method {task.context.method!r}, setting {task.context.setting!r}")
-        if ok:
-            results[index] = (value, seconds, False)
-            if config.use_cache:
-                cache.put(task.key, {"output": value, "seconds": seconds})
-        else:
-            failures.append((task, value))
-            log.debug("trial %s rep %d failed:\n%s", task.context.setting, task.context.repetition, value[0])
-        if progress:
-            progress(len(results) + len(failures), total)
+    try:
+        with watch_sigint():
+            for index, ok, value, seconds, caught in _run_pending(pending, config):
+                task = by_index[index]
+                warning_counts.update(caught)
+                warning_trials.update(caught.keys())
+                for kind in caught:
+                    warning_where.setdefault(kind, _where(task, config))
+                if ok:
+                    results[index] = (value, seconds, False)
+                    if config.use_cache:
+                        cache.put(task.key, {"output": value, "seconds": seconds})
+                else:
+                    failures.append((task, value))
+                    log.debug("trial %s rep %d failed:\n%s", _where(task, config), task.context.repetition, value[0])
+                if progress:
+                    progress(len(results) + len(failures), total)
+    except WorkerLostError as exc:
+        raise _lost(spec, config, exc, len(results) - n_cached) from None
     for line in summary_lines(warning_counts, warning_trials, spec.id, warning_where):
         log.warning(line)
     if failures:
@@ -406,7 +453,7 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
         first_task, (tb, _) = failures[0]
         last_line = tb.strip().splitlines()[-1]
         err = TrialFailedError(
-            f"{len(failures)} of {total} trials of {spec.id!r} failed (first: {_where(first_task)}, repetition "
+            f"{len(failures)} of {total} trials of {spec.id!r} failed (first: {_where(first_task, config)}, repetition "
             f"{first_task.context.repetition}: {last_line}); "
             "completed trials are cached, so fix the cause and rerun (--debug shows the traceback)"
         )
@@ -424,10 +471,29 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
     return outcome
 
 
-def _where(task: TrialTask) -> str:
-    """The failed trial's method (when the cell has one) and setting, for the one-line failure message."""
+def _where(task: TrialTask, config: RunConfig | None = None) -> str:
+    """The trial's method (when the cell has one) and setting, for one-line messages. A trial of a result with
+    no grid has an empty setting: it is named by the ``--set`` values it runs with, else as the profile's own."""
     method = str(task.cell.get("method", ""))
-    return (f"method {method!r}, " if method else "") + f"setting '{task.context.setting}'"
+    setting = task.context.setting
+    if not setting:
+        given = {k: task.params[k] for k in (config.overrides if config else {}) if k in task.params}
+        setting = format_setting(given) if given else ""
+    shown = f"setting '{setting}'" if setting else f"the profile's parameters ({config.profile if config else 'smoke'})"
+    return (f"method {method!r}, " if method else "") + shown
+
+
+def _lost(spec: ExperimentSpec, config: RunConfig, exc: WorkerLostError, n_done: int) -> ReproError:
+    """One line for a worker that died: how, which trials it held, what was kept, what to do."""
+    held = [t for batch in exc.items for t in (batch if isinstance(batch, list) else [batch])
+            if isinstance(t, TrialTask)]
+    first = f"{_where(held[0], config)}, repetition {held[0].context.repetition}" if held else ""
+    which = "" if not held else f" while it ran {first}" if len(held) == 1 else \
+        f" while it ran a batch of {len(held)} trials (the first: {first})"
+    kept = (f"the {n_done} trial(s) completed in this run are cached, so a rerun resumes"
+            if config.use_cache else "nothing was cached (--no-cache)")
+    return TrialFailedError(f"{spec.id}: a worker process was lost ({exc}){which}; {kept}; if memory ran out, "
+                            "rerun with fewer --jobs (--debug shows the details)")
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,7 @@ def _fail(ref: str, problem: str) -> InvalidParameterError:
 
 
 def _is_file(where: str) -> bool:
-    return where.endswith(".py") or "/" in where or "\\" in where
+    return where.endswith(".py") or "/" in where or "\\" in where or Path(where).expanduser().is_file()
 
 
 def _exec_file(ref: str, path: Path, digest: str) -> Any:
@@ -108,7 +108,7 @@ def _exec_file(ref: str, path: Path, digest: str) -> Any:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)  # type: ignore[union-attr]
-    except Exception as exc:  # noqa: BLE001 - the user's code: say what failed, in one line
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - the user's code: one line
         sys.modules.pop(name, None)
         raise _fail(ref, f"importing the file failed: {type(exc).__name__}: {exc}") from exc
     return module
@@ -117,9 +117,19 @@ def _exec_file(ref: str, path: Path, digest: str) -> Any:
 def _load_module(ref: str, where: str) -> tuple[Any, Path]:
     if _is_file(where):
         path = Path(where).expanduser().absolute()
+        if path.is_dir():
+            raise _fail(ref, f"{where!r} is a folder; give a .py file or an importable module:Class.")
         if not path.is_file():
             raise _fail(ref, f"no such file {where!r}; give a .py file or an importable module:Class.")
-        return _exec_file(ref, path, hashlib.sha256(path.read_bytes()).hexdigest()), path
+        if path.suffix != ".py":
+            raise _fail(ref, f"{where!r} is not a .py file; give the method's Python file (FILE.py) or an "
+                             "importable module:Class.")
+        try:
+            source = path.read_bytes()
+        except OSError as exc:
+            raise _fail(ref, f"cannot read {where!r} ({exc.strerror or type(exc).__name__}); make it readable.") \
+                from None
+        return _exec_file(ref, path, hashlib.sha256(source).hexdigest()), path
     try:
         module = importlib.import_module(where)
     except Exception as exc:  # noqa: BLE001
