@@ -44,6 +44,11 @@ def _search_path() -> list[str]:
     import repro.datasets as package
 
     for folder in filter(None, os.environ.get(ENV_DATASET_PATH, "").split(os.pathsep)):
+        if not os.path.isdir(folder):
+            what = "a file, not a folder" if os.path.exists(folder) else "missing (no such folder)"
+            raise InvalidParameterError(
+                f"{ENV_DATASET_PATH} entry {folder!r} is {what}; list folders of dataset modules, separated by "
+                f"{os.pathsep!r}, or unset {ENV_DATASET_PATH}")
         folder = os.path.abspath(folder)
         if folder not in package.__path__:
             package.__path__.append(folder)

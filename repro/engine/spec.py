@@ -474,6 +474,8 @@ def _coerce(kind: str, value: Any) -> Any:
         raise ValueError(f"expected a number, got {value!r}")
     if isinstance(value, str):
         text = value.strip()
+        if not text.isascii():   # float() reads full-width and other scripts' digits ('１' -> 1.0)
+            raise ValueError(f"expected a number written in ASCII digits, got {value!r}")
         try:
             number: int | float = int(text) if kind == "int" and text.lstrip("+-").isdigit() else float(text)
         except ValueError:

@@ -11,6 +11,7 @@ import dataclasses
 import numbers
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
@@ -18,7 +19,12 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from repro.errors import InvalidParameterError
 from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label
 
-__all__ = ["FairClassifierBase", "as_generator", "fitted_guarantee"]
+__all__ = ["EPSILON_MAX", "FairClassifierBase", "as_generator", "fitted_guarantee"]
+
+#: the largest finite privacy budget the estimators take: beyond it the accountants' noise calibration finds no
+#: bracket or overflows (DP-SGD's search took minutes at 1e3; DP-FERMI's overflowed at 1e308), and such a budget
+#: protects nothing; ``math.inf`` asks for no noise where an estimator documents it
+EPSILON_MAX = 100.0
 
 
 def fitted_guarantee(declared: Guarantee, **changes) -> Guarantee:
@@ -71,6 +77,7 @@ class FairClassifierBase(ClassifierMixin, BaseEstimator):
     def _fit_inputs(self, X, y, sensitive_features, *, required: bool = True
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(X float64, y coded 0/1, groups coded 0..k−1 or None) with one-line errors on bad input."""
+        self._check_epsilon()
         X, y = validate_data(self, X, y, dtype=np.float64, reset=True)
         check_classification_targets(y)
         self.classes_, y01 = np.unique(y, return_inverse=True)
@@ -80,6 +87,22 @@ class FairClassifierBase(ClassifierMixin, BaseEstimator):
                              "Recode the labels to two values.")
         s = self._groups_fit(sensitive_features, X.shape[0], required)
         return X, y01.astype(np.int64), s
+
+    def _check_epsilon(self) -> None:
+        """``epsilon`` (where the estimator has one) is a real number in (0, :data:`EPSILON_MAX`], or ``math.inf``
+        (no noise, where the estimator documents it): a string, NaN or a value its accountant cannot calibrate
+        (``1e308``) is refused with scikit-learn's message naming the parameter."""
+        if "epsilon" not in self.get_params(deep=False):
+            return
+        eps = self.epsilon
+        if eps is None:   # an estimator taking another knob instead (DP-SGD's noise_multiplier) checks it itself
+            return
+        real = isinstance(eps, numbers.Real) and not isinstance(eps, bool)
+        if not real or not (0 < eps <= EPSILON_MAX or eps == np.inf):
+            shown = f"{eps!r}" if not real else f"{float(eps)!r}"
+            raise InvalidParameterError(
+                f"The 'epsilon' parameter of {type(self).__name__} must be a float in the range (0, {EPSILON_MAX:g}] "
+                f"or math.inf (no noise). Got {shown} instead.")
 
     def _groups_fit(self, sensitive_features, n: int, required: bool) -> np.ndarray | None:
         if sensitive_features is None:
@@ -91,6 +114,10 @@ class FairClassifierBase(ClassifierMixin, BaseEstimator):
         s = column_or_1d(np.asarray(sensitive_features), warn=True)
         if s.shape[0] != n:
             raise ValueError(f"sensitive_features has {s.shape[0]} rows but X has {n}; pass one group per row.")
+        missing = int(pd.isna(s).sum()) if s.dtype.kind in "fcOU" else 0
+        if missing:
+            raise ValueError(f"Input sensitive_features contains NaN ({missing} of {n} rows); give every row a "
+                             "group label (drop or impute the rows without one).")
         self.groups_, codes = np.unique(s, return_inverse=True)
         if self.groups_.size < 2:
             raise ValueError("sensitive_features must contain at least 2 groups; got 1. "
