@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import shlex
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +22,7 @@ from repro.cli._common import (
 )
 from repro.engine.report import comparison_rows, format_text, smoke_verdicts_shown, verdict_counts
 from repro.engine.results import check_output_dir, write_results
-from repro.engine.runner import BACKENDS, RunConfig, plan_size, plan_trials, run_experiment
+from repro.engine.runner import BACKENDS, RunConfig, plan_estimate, plan_trials, run_experiment
 from repro.engine.spec import ExperimentSpec, study_of
 from repro.engine.user_method import USER_KEY, load_user_method, with_user_method
 from repro.errors import InvalidParameterError
@@ -210,17 +209,17 @@ def _with_user_methods(specs: list[ExperimentSpec], refs: tuple[str, ...]) -> li
 
 
 def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) -> None:
-    """Validate ``spec`` under ``config`` by planning it; announce a plan large enough to take a while."""
-    total, n_cells, n_seeds = plan_size(spec, config)   # refused in one line when it cannot fit
-    large = total > PLAN_WARN_TRIALS
+    """Validate ``spec`` under ``config`` (its counts, estimated cost and one repetition of its plan, which
+    checks every cell); print the estimate, and announce a plan large enough to take a while."""
+    est = plan_estimate(spec, config)   # refused in one line when it cannot fit or costs too much
+    if not quiet:
+        click.echo(f"{spec.id} [{config.profile}]: {est.line()}", err=True)
+    large = est.trials > PLAN_WARN_TRIALS
     if large:
-        click.echo(f"{spec.id}: planning {total:,} trials ({n_cells:,} cells x {n_seeds:,} seeds); "
+        click.echo(f"{spec.id}: planning {est.trials:,} trials ({est.cells:,} cells x {est.seeds:,} seeds); "
                    "large plans take seconds to hash and minutes or more to run (fewer --seeds is quicker)",
                    err=True)
-    start = time.perf_counter()
-    plan_trials(spec, config)
-    if large and not quiet:
-        click.echo(f"{spec.id}: planned {total:,} trials in {time.perf_counter() - start:.1f} s", err=True)
+    plan_trials(spec, dataclasses.replace(config, seeds=1))   # every cell once: the repetitions add no check
 
 
 def _run_one(spec, config: RunConfig, quiet: bool, tracker: run_progress.RunProgress | None = None):

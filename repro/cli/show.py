@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from repro.engine.citations import resolve as resolve_citations
+from repro.engine.cost import profile_estimate
 from repro.engine.spec import ExperimentSpec, extends_chain, get_experiment, merged_raw, study_of
 
 WIDTH = 100
@@ -146,7 +147,8 @@ def show_spec(spec: ExperimentSpec) -> None:
     click.echo("profiles (--profile):")
     for name, p in spec.profiles.items():
         over = ", ".join(f"{k} = {_fmt(v)}" for k, v in p.params.items())
-        _line(f"{name}: {p.seeds} seeds, est. {_seconds(p.est_seconds)}" + (f"; sets {over}" if over else ""))
+        _line(f"{name}: {p.seeds} seeds, est. {_seconds(p.est_seconds)}" + (f"; sets {over}" if over else "")
+              + f"; {profile_estimate(spec, name).line()}")
     _datasets(spec, modes)
     click.echo(f"study ({spec.trial}, declared by its STUDY):")
     for line in study_of(spec).describe():

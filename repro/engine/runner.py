@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from repro.engine import cost
 from repro.engine.backends import (
     BACKENDS,
     TrialTimeoutError,
@@ -49,7 +50,7 @@ from repro.engine.warnings_capture import summary_lines
 from repro.errors import InvalidParameterError, ReproError, TrialFailedError
 
 __all__ = ["BACKENDS", "MAX_TRIALS", "RunConfig", "RunOutcome", "TrialTask", "check_plan", "drop_inert_overrides",
-           "plan_size", "plan_trials", "run_experiment", "summarize", "SUMMARY_COLUMNS"]
+           "plan_estimate", "plan_size", "plan_trials", "run_experiment", "summarize", "SUMMARY_COLUMNS"]
 
 log = logging.getLogger(__name__)
 
@@ -154,13 +155,21 @@ TRIAL_BYTES = 1024
 
 
 def plan_size(spec: ExperimentSpec, config: RunConfig) -> tuple[int, int, int]:
-    """(trials, cells, seeds) of the run, counted before anything is built.
+    """(trials, cells, seeds) of the run, counted before anything is built (:func:`plan_estimate`).
 
     Raises
     ------
     InvalidParameterError
-        When the count exceeds :data:`MAX_TRIALS`: one line with the count and the limit.
+        When the count exceeds :data:`MAX_TRIALS`, or the estimated cost a bound of :mod:`repro.engine.cost`
+        (unless ``config.allow_large``): one line naming the key that drives it.
     """
+    est = plan_estimate(spec, config)
+    return est.trials, est.cells, est.seeds
+
+
+def plan_estimate(spec: ExperimentSpec, config: RunConfig) -> cost.Estimate:
+    """The run's counts and estimated cost (:mod:`repro.engine.cost`), checked against the bounds; nothing
+    is planned: the cells are expanded once and the seeds multiply them."""
     settable = spec.settable_keys(config.profile)
     for key in config.overrides:   # an unknown key first: its values have no type to check
         if key not in settable:
@@ -168,7 +177,8 @@ def plan_size(spec: ExperimentSpec, config: RunConfig) -> tuple[int, int, int]:
                 f"--set {key}: {spec.id!r} has no parameter {key!r}; settable: {', '.join(sorted(settable))}"
             )
     overrides = spec.coerce_overrides(config.overrides)
-    n_cells = len(spec.expand_cells(config.profile, overrides))
+    cells = spec.expand_cells(config.profile, overrides)
+    n_cells = len(cells)
     n_seeds = config.seeds or spec.profile(config.profile).seeds
     total = n_cells * n_seeds
     if total > MAX_TRIALS:
@@ -177,7 +187,7 @@ def plan_size(spec: ExperimentSpec, config: RunConfig) -> tuple[int, int, int]:
             f"{total * TRIAL_BYTES / 2**30:,.0f} GiB to plan), above the limit of {MAX_TRIALS:,} trials per run; "
             f"give fewer --seeds (at most "
             f"{max(1, MAX_TRIALS // n_cells):,} here) or fewer --set values")
-    return total, n_cells, n_seeds
+    return cost.check(spec, replace(config, overrides=overrides), cells=cells)
 
 
 def check_plan(spec: ExperimentSpec, config: RunConfig) -> dict[str, str]:

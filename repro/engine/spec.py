@@ -78,6 +78,7 @@ _TOP_KEYS = {
     "base_seed": int, "notes": str, "params": dict, "grid": dict, "cells": list, "profiles": dict,
     "metrics": list, "references": list, "aliases": list, "domains": dict, "expected": str,
     "fidelity": dict, "claims": list, "scopes": dict,
+    "cost": dict,   # read by repro/engine/cost.py
 }
 #: ``[fidelity]``: the declared status of a result for the fidelity dashboard (repro/engine/fidelity.py)
 FIDELITY_STATUSES = ("reproduced", "partial", "not reproduced", "claims only", "surrogate data", "checked",
@@ -188,6 +189,8 @@ class ExperimentSpec:
     claims: tuple[Claim, ...] = ()
     #: ``[scopes]``: the named random-stream scopes its trials may use (:class:`StreamScope`)
     scopes: Mapping[str, StreamScope] = field(default_factory=dict)
+    #: each key's :meth:`param_type`, worked out once (typing 10,000 ``--set`` values stays linear and quick)
+    _types: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def default_variant(self) -> str:
@@ -261,19 +264,26 @@ class ExperimentSpec:
             cells = [{**dict(c), **g} for c in listed for g in combos] if grid else [dict(c) for c in listed]
         else:
             cells = combos
-        declared = [self.coerce_params(c) for c in cells]
+        declared = cells = [self.coerce_params(c) for c in cells]   # typed once: the overrides' values are too
         for key, values in (overrides or {}).items():
             values = [self.coerce_params({key: v})[key] for v in values]   # typed, if not already
             if any(key in c for c in cells):
-                cells = [cell for c in cells
-                         for cell in ([{**c, key: v} for v in values] if key in c else [c])
-                         if key not in cell or _has_declared_shape(cell, key, declared)]
+                shapes = [_declared_shapes(v, key, declared) for v in values]   # once per value: linear
+                expanded: list[dict[str, Any]] = []
+                for c in cells:
+                    if key not in c:
+                        expanded.append(c)
+                        continue
+                    for v, shape in zip(values, shapes, strict=True):
+                        cell = {**c, key: v}
+                        if not shape or frozenset(cell) in shape:
+                            expanded.append(cell)
+                cells = expanded
         # Typed (the file's 1 and 1.0 of a float key are one value), then deduplicated (overrides
         # may collapse explicit cells), keeping order.
         seen: set[str] = set()
         unique = []
         for c in cells:
-            c = self.coerce_params(c)
             s = canonical_json(c)
             if s not in seen:
                 seen.add(s)
@@ -339,6 +349,11 @@ class ExperimentSpec:
         ``"path"``: ``str``; an array: the kind of its values), else from the values the
         file declares for the key (all integers: ``int``; numbers with a float among them: ``float``).
         """
+        if key not in self._types:
+            self._types[key] = self._param_type(key)
+        return self._types[key]
+
+    def _param_type(self, key: str) -> str:
         domain = self.domains.get(key)
         if domain == "path":
             return "str"
@@ -434,11 +449,14 @@ class ExperimentSpec:
         out: dict[str, list[Any]] = {}
         for key, values in overrides.items():
             typed: list[Any] = []
+            seen: set[str] = set()   # linear in the number of values (10,000 --set values: milliseconds)
             for value in values:
                 v = self.coerce(key, value)
-                if any(canonical_json(v) == canonical_json(t) for t in typed):
+                text = canonical_json(v)
+                if text in seen:
                     raise InvalidParameterError(
                         f"--set {key}: value {_fmt(v)} is given twice; give each value once")
+                seen.add(text)
                 typed.append(v)
             out[key] = typed
         return out
@@ -495,11 +513,10 @@ def _coerce(kind: str, value: Any) -> Any:
     return float(number)
 
 
-def _has_declared_shape(cell: Mapping[str, Any], key: str, declared: Sequence[Mapping[str, Any]]) -> bool:
-    """False when the file's cells with ``cell[key]`` all have other keys than ``cell`` (see
-    :meth:`ExperimentSpec.expand_cells`); a value the file never lists for ``key`` keeps the cell."""
-    shapes = {frozenset(c) for c in declared if key in c and _same(c[key], cell[key])}
-    return not shapes or frozenset(cell) in shapes
+def _declared_shapes(value: Any, key: str, declared: Sequence[Mapping[str, Any]]) -> set[frozenset[str]]:
+    """The key sets of the file's cells where ``key`` is ``value``: a replaced cell is kept when it has one of
+    them, or when the file never lists ``value`` for ``key`` (see :meth:`ExperimentSpec.expand_cells`)."""
+    return {frozenset(c) for c in declared if key in c and _same(c[key], value)}
 
 
 def _kind(v: Any) -> str:
