@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,8 @@ from repro.errors import InvalidParameterError
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from repro.engine.cost import Estimate
 
 #: above this many trials, planning takes seconds: say so before starting
 PLAN_WARN_TRIALS = 50_000
@@ -100,8 +103,11 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         check_data_dir()
         check_mirror()
     configs = _per_result_configs(specs, config, run_all="all" in ids)
-    for spec, spec_config in zip(specs, configs, strict=True):  # validate everything (variant, --set) before running anything
-        _plan_with_feedback(spec, spec_config, quiet)
+    estimates = [_plan_with_feedback(spec, spec_config, quiet)   # validate everything (variant, --set, cost)
+                 for spec, spec_config in zip(specs, configs, strict=True)]   # before running anything
+    if not quiet:
+        for spec, spec_config, est in zip(specs, configs, estimates, strict=True):
+            click.echo(f"{spec.id} [{spec_config.profile}]: {est.line()}", err=True)
     command = "repro " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else "repro run"
     tracker = _tracker(specs, configs) if len(specs) > 1 and not quiet else None
     clock = run_progress.Clock()
@@ -208,18 +214,21 @@ def _with_user_methods(specs: list[ExperimentSpec], refs: tuple[str, ...]) -> li
     return out
 
 
-def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) -> None:
+def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) -> Estimate:
     """Validate ``spec`` under ``config`` (its counts, estimated cost and one repetition of its plan, which
     checks every cell); print the estimate, and announce a plan large enough to take a while."""
     est = plan_estimate(spec, config)   # refused in one line when it cannot fit or costs too much
-    if not quiet:
-        click.echo(f"{spec.id} [{config.profile}]: {est.line()}", err=True)
     large = est.trials > PLAN_WARN_TRIALS
     if large:
         click.echo(f"{spec.id}: planning {est.trials:,} trials ({est.cells:,} cells x {est.seeds:,} seeds); "
                    "large plans take seconds to hash and minutes or more to run (fewer --seeds is quicker)",
                    err=True)
+    start = time.perf_counter()
     plan_trials(spec, dataclasses.replace(config, seeds=1))   # every cell once: the repetitions add no check
+    if large and not quiet:
+        click.echo(f"{spec.id}: checked its {est.cells:,} cells in {time.perf_counter() - start:.1f} s; the "
+                   f"{est.trials:,} trials are planned when the run starts", err=True)
+    return est
 
 
 def _run_one(spec, config: RunConfig, quiet: bool, tracker: run_progress.RunProgress | None = None):

@@ -140,6 +140,11 @@ def show_spec(spec: ExperimentSpec) -> None:
         _line(f"{key} = {default}    domain: {_domain(spec, key)}")
 
     modes = list(grid.get("data", []))
+    rules = spec.domains.get("rules", [])
+    if rules:
+        click.echo("rules between keys ([domains] rules; checked before any trial):")
+        for rule in rules:
+            _line(rule)
     click.echo("data modes (--set data=...): " + (", ".join(map(str, modes)) if modes else "none (one data source)"))
     click.echo(f"variants (--variant; default {spec.default_variant}):")
     for v in spec.variants:

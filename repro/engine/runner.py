@@ -41,6 +41,7 @@ from repro.engine.backends import (
     watch_sigint,
 )
 from repro.engine.cache import TrialCache, code_version
+from repro.engine.domains import check_rules
 from repro.engine.identity import TrialKey, canonical_json
 from repro.engine.spec import ExperimentSpec, Reference, format_setting, study_of, validate_param
 from repro.engine.study import load_study
@@ -187,6 +188,7 @@ def plan_estimate(spec: ExperimentSpec, config: RunConfig) -> cost.Estimate:
             f"{total * TRIAL_BYTES / 2**30:,.0f} GiB to plan), above the limit of {MAX_TRIALS:,} trials per run; "
             f"give fewer --seeds (at most "
             f"{max(1, MAX_TRIALS // n_cells):,} here) or fewer --set values")
+    check_rules(spec, spec.fixed_params(config.profile, overrides), cells, given=list(overrides))
     return cost.check(spec, replace(config, overrides=overrides), cells=cells)
 
 

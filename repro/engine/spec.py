@@ -1152,6 +1152,12 @@ def _parse_domains(path: Path, domains: Mapping[str, Any]) -> dict[str, Any]:
     the values the file declares for another key (``only_method`` takes the result's method names).
     There is no "any value" domain (issue #35)."""
     for key, dom in domains.items():
+        if key == "rules":   # cross-key rules (repro/engine/domains.py), checked before any trial
+            from repro.engine.domains import parse_rule
+
+            for rule in dom if isinstance(dom, list) else [dom]:
+                parse_rule(path, rule)
+            continue
         if isinstance(dom, list):
             if not dom:
                 raise _err(path, f"domains.{key}", "must be a non-empty array of allowed values")

@@ -103,7 +103,7 @@ def test_large_plans_are_announced(toy_env: Path, monkeypatch: pytest.MonkeyPatc
     result = run("toy", "--seeds", "3")
     assert result.exit_code == 0
     assert "planning 12 trials (4 cells x 3 seeds)" in result.output
-    assert "planned 12 trials in" in result.output
+    assert "checked its 4 cells in" in result.output and "the 12 trials are planned when the run starts" in result.output
     quiet_small = run("toy", "--seeds", "2", "--quiet")
     assert "planning" not in quiet_small.output
 
