@@ -17,15 +17,19 @@ A broken rule is one line naming the keys given by ``--set`` (else every key of 
 from __future__ import annotations
 
 import ast
+import math
 import operator
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from repro.errors import ExperimentFileError, InvalidParameterError
 
-__all__ = ["check_rules", "parse_rule", "rule_names", "rules_of"]
+__all__ = ["MAX_COUNT", "check_rules", "extremes", "parse_rule", "rule_names", "rules_of"]
 
+#: the bound of an integer domain that declares none: array sizes, loop counts and seeds beyond it fail or never end
+MAX_COUNT = 2**31 - 1
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
            ast.Pow: operator.pow}
 _COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
@@ -126,3 +130,29 @@ def check_rules(spec: Any, fixed: Mapping[str, Any], cells: Iterable[Mapping[str
 
 def _shown(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
+
+
+def _text(value: Any) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def extremes(spec: Any, key: str) -> list[str]:
+    """The domain's extreme values of ``key`` as ``--set`` text (empty for a non-numeric domain)."""
+    dom = spec.domains.get(key)
+    if not isinstance(dom, dict) or "values_of" in dom or dom.get("rational"):
+        return []
+    integer = bool(dom.get("integer"))
+    out: list[Any] = []
+    if "min" in dom:
+        out.append(dom["min"])
+    if "gt" in dom:
+        out.append(dom["gt"] + 1 if integer else math.nextafter(dom["gt"], math.inf))
+    if "max" in dom:
+        out.append(dom["max"])
+    if "lt" in dom:
+        out.append(dom["lt"] - 1 if integer else math.nextafter(dom["lt"], -math.inf))
+    if "max" not in dom and "lt" not in dom:
+        out.append(MAX_COUNT if integer else sys.float_info.max)
+    if "min" not in dom and "gt" not in dom:
+        out.append(-MAX_COUNT if integer else -sys.float_info.max)
+    return list(dict.fromkeys(_text(int(v) if integer else float(v)) for v in out))

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.engine.claims import Claim, ClaimError, check_expression
+from repro.engine.domains import MAX_COUNT, parse_rule
 from repro.engine.identity import BUILTIN_SCOPES, USER_KEY, StreamScope, canonical_json, setting_label
 from repro.errors import (
     ExperimentFileError,
@@ -531,8 +532,7 @@ def _kind(v: Any) -> str:
     return "other"
 
 
-#: the bound of an integer domain that declares none: array sizes, loop counts and seeds beyond it fail or never end
-MAX_COUNT = 2**31 - 1
+#: the bound of an integer domain that declares none (repro/engine/domains.py): MAX_COUNT
 
 
 def _domain_problem(domain: Any, declared: list[Any], value: Any) -> str:
@@ -1153,8 +1153,6 @@ def _parse_domains(path: Path, domains: Mapping[str, Any]) -> dict[str, Any]:
     There is no "any value" domain (issue #35)."""
     for key, dom in domains.items():
         if key == "rules":   # cross-key rules (repro/engine/domains.py), checked before any trial
-            from repro.engine.domains import parse_rule
-
             for rule in dom if isinstance(dom, list) else [dom]:
                 parse_rule(path, rule)
             continue
