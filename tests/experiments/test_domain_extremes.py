@@ -17,10 +17,12 @@ from __future__ import annotations
 import ast
 import math
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from repro.engine import cost
 from repro.engine.domains import _value, extremes, rule_names, rules_of
 from repro.engine.runner import RunConfig, _execute, plan_size, plan_trials
 from repro.engine.spec import ExperimentSpec, load_all
@@ -30,7 +32,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SPECS = load_all(ROOT / "experiments", strict=True)
 LONG = os.environ.get("REPRO_EXTREMES_LONG") == "1"
 #: studies whose first smoke trial takes well under a second at any admitted value and reads no data file
-RUN_TRIALS = ("repro.studies.cummings2019.impossibility", "repro.studies.cummings2019.sample_complexity")
+RUN_TRIALS = ("repro.studies.cummings2019.impossibility", "repro.studies.cummings2019.sample_complexity",
+              "repro.studies.cummings2019.fairnr", "repro.studies.cummings2019.expmech_audit",
+              "repro.studies.thesis.ldp_theory", "repro.studies.thesis.theorem8")
+#: the most a first trial run in CI is estimated to cost (repro/engine/cost.py); dearer ones run in the long mode
+CI_TRIAL_SECONDS = 2.0
 #: the longest a first trial may take here: longer means the domain admits work the cost model does not bound
 TRIAL_SECONDS = 60.0
 #: extremes a trial cannot compute yet, each with what happens (its domain is to be narrowed)
@@ -94,6 +100,10 @@ def test_an_extreme_is_refused_naming_its_key_or_its_first_trial_completes(exper
         return
     if not LONG and spec.trial not in RUN_TRIALS:
         pytest.skip("accepted before any trial; its first trial runs with REPRO_EXTREMES_LONG=1")
+    estimated = cost.estimate(spec, replace(RunConfig(seeds=1), overrides=spec.coerce_overrides({key: [value]})))
+    if not LONG and estimated.core_seconds / estimated.trials > CI_TRIAL_SECONDS:
+        pytest.skip(f"its first trial is estimated at {estimated.core_seconds / estimated.trials:.0f} s; it runs "
+                    "with REPRO_EXTREMES_LONG=1")
     if (experiment_id, key, value) in KNOWN:
         pytest.xfail(KNOWN[(experiment_id, key, value)])
     config = RunConfig(seeds=1, overrides={key: [value]}, use_cache=False, out=tmp_path)

@@ -1,8 +1,9 @@
 """A fuzz test of every experiment's inputs (issue #35, item 4).
 
 For every experiment, hypothesis draws ``--set`` keys and values from what ``repro show ID`` declares (the settable
-keys, their declared values) plus hostile ones: out-of-domain, extreme, the wrong type, unicode, empty, and
-``--seeds`` values up to absurd. Each draw must be refused in one line (a :class:`ReproError` whose message is one
+keys, their declared values, each domain's extremes: min, max, the first value past a strict bound, the largest
+admitted) plus hostile ones: out-of-domain, extreme, the wrong type, unicode, empty, and ``--seeds`` values up to
+absurd; and cross-key combinations: every key of one ``[domains]`` rule set at once. Each draw must be refused in one line (a :class:`ReproError` whose message is one
 line) before any trial runs, or be accepted by every check ``repro run`` makes before its first trial. A few cheap
 experiments also run the accepted draws to completion at the smoke profile through the command line, which must
 then exit 0, or 1 with one ``repro: error:`` line, and never print a traceback.
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 
 from repro.cli import main
 from repro.cli._common import parse_set
+from repro.engine.domains import extremes, rule_names, rules_of
 from repro.engine.runner import RunConfig, check_plan, plan_size, plan_trials
 from repro.engine.spec import ExperimentSpec, load_all
 from repro.errors import ReproError
@@ -60,11 +62,19 @@ def _draws(spec: ExperimentSpec) -> st.SearchStrategy[tuple[list[str], int | Non
 
     def values(key: str) -> st.SearchStrategy[str]:
         own = declared.get(key, ["1"])
-        one = st.one_of(st.sampled_from(own), st.sampled_from(HOSTILE), st.text(max_size=6))
+        edges = extremes(spec, key) if key in declared else []   # min, max, the first value past gt/lt, the cap
+        one = st.one_of(st.sampled_from(own), st.sampled_from(HOSTILE), st.text(max_size=6),
+                        *([st.sampled_from(edges)] * 2 if edges else []))
         return st.lists(one, min_size=1, max_size=3).map(",".join)
 
     item = keys.flatmap(lambda k: values(k).map(lambda v: f"{k}={v}"))
-    return st.tuples(st.lists(item, max_size=3), st.sampled_from(SEEDS))
+    # cross-key combinations: every key of one [domains] rule at once, each at its extremes or declared values
+    groups = [names for names in (rule_names(tree) for _, tree in rules_of(spec)) if set(names) <= set(declared)]
+    combined = (st.sampled_from(groups).flatmap(
+        lambda names: st.tuples(*(values(n).map(lambda v, n=n: f"{n}={v.split(',')[0]}") for n in names))
+        .map(list)) if groups else st.just([]))
+    items = st.one_of(st.lists(item, max_size=3), combined)
+    return st.tuples(items, st.sampled_from(SEEDS))
 
 
 #: above this many trials a draw's plan is checked (size, values, the study's checks) but not built: building
