@@ -532,9 +532,6 @@ def _kind(v: Any) -> str:
     return "other"
 
 
-#: the bound of an integer domain that declares none (repro/engine/domains.py): MAX_COUNT
-
-
 def _domain_problem(domain: Any, declared: list[Any], value: Any) -> str:
     """Why ``value`` is outside a parameter's domain (explicit, else inferred), or ''."""
     kind = _kind(value)
