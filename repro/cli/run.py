@@ -23,7 +23,7 @@ from repro.cli._common import (
 )
 from repro.engine.report import comparison_rows, format_text, smoke_verdicts_shown, verdict_counts
 from repro.engine.results import check_output_dir, write_results
-from repro.engine.runner import BACKENDS, RunConfig, plan_estimate, plan_trials, run_experiment
+from repro.engine.runner import BACKENDS, RunConfig, check_plan, plan_estimate, plan_trials, run_experiment
 from repro.engine.spec import ExperimentSpec, study_of
 from repro.engine.user_method import USER_KEY, load_user_method, with_user_method
 from repro.errors import InvalidParameterError
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 #: above this many trials, planning takes seconds: say so before starting
 PLAN_WARN_TRIALS = 50_000
+#: up to this many cells, validation builds one trial of each (about 0.1 ms a cell) before the run starts
+CHECK_CELLS = 5_000
 SMOKE_NOTE = ("smoke profile: a quick plumbing check on reduced data and grids; its numbers are not comparable "
               "to the paper's, so the within/NO verdicts are not shown. Run with --profile full to reproduce.")
 SMOKE_NOTE_EXACT = ("smoke profile: the same exact checks as --profile full on coarser grids, so the verdicts "
@@ -224,7 +226,11 @@ def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) ->
                    "large plans take seconds to hash and minutes or more to run (fewer --seeds is quicker)",
                    err=True)
     start = time.perf_counter()
-    plan_trials(spec, dataclasses.replace(config, seeds=1))   # every cell once: the repetitions add no check
+    if est.cells <= CHECK_CELLS:
+        plan_trials(spec, dataclasses.replace(config, seeds=1))   # every cell once: the repetitions add no check
+    else:   # the study's own checks and declaration; the cells' keys are built when the run starts
+        check_plan(spec, config)
+        study_of(spec)
     if large and not quiet:
         click.echo(f"{spec.id}: checked its {est.cells:,} cells in {time.perf_counter() - start:.1f} s; the "
                    f"{est.trials:,} trials are planned when the run starts", err=True)

@@ -201,14 +201,15 @@ def _default_work(path: str, profile: str) -> tuple[int, int, float]:
     return _work(spec, profile, scale, {k: _reference(spec, profile, k) for k in scale})
 
 
-def estimate(spec: Any, config: Any, *, cells: Sequence[Mapping[str, Any]] | None = None) -> Estimate:
+def estimate(spec: Any, config: Any, *, cells: Sequence[Mapping[str, Any]] | None = None,
+             fixed: Mapping[str, Any] | None = None) -> Estimate:
     """The cost of running ``spec`` under ``config`` (a :class:`repro.engine.runner.RunConfig` whose overrides are
-    typed); ``cells`` when the caller expanded them already."""
+    typed); ``cells`` and ``fixed`` (the fixed parameters) when the caller worked them out already."""
     from repro.engine.backends import worker_count
 
     profile = config.profile
     overrides = config.overrides or {}
-    fixed = spec.fixed_params(profile, overrides)
+    fixed = spec.fixed_params(profile, overrides) if fixed is None else fixed
     cells = spec.expand_cells(profile, overrides) if cells is None else cells
     n_seeds = config.seeds or spec.profile(profile).seeds
     table = declared(spec)
@@ -264,7 +265,8 @@ def machine_memory_mib() -> float | None:
         return None
 
 
-def check(spec: Any, config: Any, *, cells: Sequence[Mapping[str, Any]] | None = None) -> Estimate:
+def check(spec: Any, config: Any, *, cells: Sequence[Mapping[str, Any]] | None = None,
+          fixed: Mapping[str, Any] | None = None) -> Estimate:
     """:func:`estimate`, refused in one line when it exceeds a bound (unless ``config.allow_large``).
 
     Raises
@@ -272,7 +274,7 @@ def check(spec: Any, config: Any, *, cells: Sequence[Mapping[str, Any]] | None =
     InvalidParameterError
         Naming the estimate, the bound, the key that drives it and ``--allow-large``.
     """
-    est = estimate(spec, config, cells=cells)
+    est = estimate(spec, config, cells=cells, fixed=fixed)
     if config.allow_large:
         return est
     lift = "or pass --allow-large to run it anyway"

@@ -188,8 +188,9 @@ def plan_estimate(spec: ExperimentSpec, config: RunConfig) -> cost.Estimate:
             f"{total * TRIAL_BYTES / 2**30:,.0f} GiB to plan), above the limit of {MAX_TRIALS:,} trials per run; "
             f"give fewer --seeds (at most "
             f"{max(1, MAX_TRIALS // n_cells):,} here) or fewer --set values")
-    check_rules(spec, spec.fixed_params(config.profile, overrides), cells, given=list(overrides))
-    return cost.check(spec, replace(config, overrides=overrides), cells=cells)
+    fixed = spec.fixed_params(config.profile, overrides)
+    check_rules(spec, fixed, cells, given=list(overrides))
+    return cost.check(spec, replace(config, overrides=overrides), cells=cells, fixed=fixed)
 
 
 def check_plan(spec: ExperimentSpec, config: RunConfig) -> dict[str, str]:
