@@ -458,6 +458,7 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
     for line in summary_lines(warning_counts, warning_trials, spec.id, warning_where):
         log.warning(line)
     if failures:
+        failures.sort(key=lambda failure: failure[0].index)   # the first in the plan, whatever finished first
         user_errors = [err for _, (_, err) in failures if err is not None]
         if len(user_errors) == len(failures):
             # Every failure is a user error (e.g. missing data): report the first one as it is.

@@ -55,7 +55,7 @@ def test_show_prints_the_merged_experiment(monkeypatch: pytest.MonkeyPatch) -> N
     assert result.exit_code == 0, result.output
     out = result.output
     for text in ("dpfermi-fig-4  [figure]", "extends: _base/dpfermi-tabular.toml", "full: 18 cells (data = [authors, clean]; epsilon = [0.5, 1.0, 3.0]", "settable keys", "epochs = 200",
-                 "domain: integer >= 1", "tune_validation_fraction = 0.2    domain: > 0 and < 1",
+                 "domain: integer >= 1", "tune_validation_fraction = 0.2    domain: > 0 and <= 0.5",
                  "data modes (--set data=...): authors, clean", "reference: the authors' released code path",
                  "credit-card-defaulters_processed.csv", "INFERRED reconstruction",
                  "violation (tolerance 0.02): The figure's y axis: equalized-odds violation",  # the child's own
