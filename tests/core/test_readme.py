@@ -195,7 +195,8 @@ def test_every_repro_command_in_the_readme_exists() -> None:
     assert commands
     for name, rest in commands:
         assert name in COMMANDS, f"`repro {name}` is not a command"
-        args = [a for a in rest.split() if not a.startswith("-")]
+        tokens = rest.split()   # the ids come before the first option (`--from docs/results` is an option's value)
+        args = tokens[:next((i for i, a in enumerate(tokens) if a.startswith("-")), len(tokens))]
         if name in takes_id and args and args[0] not in {"ID", "all", "…", "..."} and "=" not in args[0]:
             assert args[0] in names, f"`repro {name} {args[0]}`: no such experiment"
 
