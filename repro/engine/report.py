@@ -14,7 +14,7 @@ from repro.engine.cache import atomic_write_text
 from repro.engine.citations import resolve as resolve_citations
 from repro.engine.results import ResultBundle, honour_umask, report_hook, verdict_counts
 from repro.engine.spec import ExperimentSpec
-from repro.errors import NoResultsError
+from repro.errors import InvalidParameterError, NoResultsError
 
 __all__ = ["comparison_rows", "find_bundles", "format_markdown", "format_text", "render_report",
            "smoke_verdicts_shown", "write_report", "verdict_counts"]
@@ -148,14 +148,33 @@ def _with_text(bundle: ResultBundle) -> str:
     return f"--with (run {name.split('+with-', 1)[1]})" if "+with-" in name else ""
 
 
-def run_label(bundle: ResultBundle) -> str:
-    """What tells runs of one experiment apart: profile, variant, ``--set`` overrides and ``--with`` methods."""
-    parts = [f"profile {bundle.profile or '?'}", f"variant {bundle.variant or '?'}"]
-    if _overrides_text(bundle.run):
-        parts.append(_overrides_text(bundle.run))
+def departures(bundle: ResultBundle) -> list[str]:
+    """What a run changed from its profile as the experiment file declares it, in words: another variant,
+    number of seeds or base seed, ``--set`` overrides, ``--with`` methods (empty for the profile's own run)."""
+    spec, run = bundle.spec, bundle.run
+    parts = []
+    if bundle.variant and bundle.variant != spec.default_variant:
+        parts.append(f"variant {bundle.variant}")
+    seeds = run.get("seeds")
+    try:
+        declared = spec.profile(bundle.profile).seeds if bundle.profile else None
+    except InvalidParameterError:   # a profile the file no longer declares: say nothing rather than guess
+        declared = None
+    if seeds is not None and declared is not None and seeds != declared:
+        parts.append(f"seeds {seeds}")
+    if run.get("base_seed") not in (None, spec.base_seed):
+        parts.append(f"base seed {run['base_seed']}")
+    if _overrides_text(run):
+        parts.append(_overrides_text(run))
     if _with_text(bundle):
         parts.append(_with_text(bundle))
-    return ", ".join(parts)
+    return parts
+
+
+def run_label(bundle: ResultBundle) -> str:
+    """What tells runs of one experiment apart: the profile, then what the run changed from it (e.g.
+    "profile smoke, seeds 8" or "profile full, variant strict, --set data=clean")."""
+    return ", ".join([f"profile {bundle.profile or '?'}", *departures(bundle)])
 
 
 def section_key(bundle: ResultBundle) -> str:
@@ -261,23 +280,30 @@ def render_report(bundles: Sequence[ResultBundle], out: Path,
     return "\n".join(lines)
 
 
-def write_report(specs: Sequence[ExperimentSpec], out: Path, only: bool = False) -> Path:
+def write_report(specs: Sequence[ExperimentSpec], out: Path, only: bool = False,
+                 bundles: Sequence[ResultBundle] | None = None) -> Path:
     """Write ``<out>/REPORT.md`` for every completed run of ``specs``; return its path.
 
     ``only=True`` (``repro report ID…``) updates the sections of ``specs`` in an existing report and
-    keeps every other section as it was; otherwise the report is written anew.
+    keeps every other section as it was; otherwise the report is written anew. ``bundles`` (``repro report ID
+    --seeds 8``: one addressed run) updates only those runs' sections and keeps every other one.
     """
-    bundles = find_bundles(specs, out)
-    if not bundles:
-        ids = [s.id for s in specs]
-        named = " ".join(ids) if len(ids) <= 3 else "ID"
-        raise NoResultsError(f"no completed results under {out} for {', '.join(ids)}; run `repro run {named}` first")
     path = Path(out) / "REPORT.md"
     keep: dict[str, tuple[str, str]] = {}
-    if only and path.exists():  # `repro report ID`: replace ID's sections, keep the others as they were
-        ids = {s.id for s in specs}
-        keep = {k: v for k, v in parse_report(path.read_text(encoding="utf-8")).items()
-                if k.split("/", 1)[0] not in ids}
+    if bundles is not None:
+        keys = {section_key(b) for b in bundles}
+        if path.exists():
+            keep = {k: v for k, v in parse_report(path.read_text(encoding="utf-8")).items() if k not in keys}
+    else:
+        bundles = find_bundles(specs, out)
+        if not bundles:
+            ids = [s.id for s in specs]
+            named = " ".join(ids) if len(ids) <= 3 else "ID"
+            raise NoResultsError(f"no completed results under {out} for {', '.join(ids)}; run `repro run {named}` first")
+        if only and path.exists():  # `repro report ID`: replace ID's sections, keep the others as they were
+            ids = {s.id for s in specs}
+            keep = {k: v for k, v in parse_report(path.read_text(encoding="utf-8")).items()
+                    if k.split("/", 1)[0] not in ids}
     from repro.engine.fidelity import render_dashboard
     from repro.engine.spec import load_all
 
