@@ -500,9 +500,9 @@ def write_site(specs: Sequence[ExperimentSpec], source: Path, out: Path) -> Path
 
 
 def _shown_source(source: Path) -> str:
-    """The results folder as the pages name it: relative to the working folder when inside it (a published site
-    never names a machine's absolute path)."""
+    """The results folder as the pages name it: relative to the working folder when inside it, else its name (a
+    published site never names a machine's absolute path)."""
     try:
-        return Path(os.path.relpath(source.resolve(), Path.cwd())).as_posix()
+        return source.resolve().relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
         return source.name
