@@ -24,13 +24,14 @@ def invoke(*args: str):
     return CliRunner().invoke(main, list(args))
 
 
-def add_result(name: str, document: str) -> None:
+def add_result(name: str, document: str, status: bool = False) -> None:
     """A copy of the toy experiment under another id and document (the site filters by document)."""
     import os
 
     exp = Path(os.environ["REPRO_EXPERIMENTS_DIR"])
     text = (exp / "toy.toml").read_text().replace('id = "toy"', f'id = "{name}"')
-    (exp / f"{name}.toml").write_text(text.replace('document = "none"', f'document = "{document}"'))
+    text = text.replace('document = "none"', f'document = "{document}"')
+    (exp / f"{name}.toml").write_text(text + ('\n[fidelity]\nstatus = "reproduced"\n' if status else ""))
 
 
 def draw_png(path: Path) -> None:
@@ -50,7 +51,7 @@ def draw_png(path: Path) -> None:
 def site_results(toy_env: Path) -> Path:
     """Saved runs of three toy results in two documents: `toy` at full, smoke and smoke with 8 seeds (with a
     figure); `toy-two` at full with --set; `toy-three` never run."""
-    add_result("toy-two", "Another paper (2024)")
+    add_result("toy-two", "Another paper (2024)", status=True)
     add_result("toy-three", "Another paper (2024)")
     for args in (["--profile", "full"], [], ["--seeds", "8"]):
         assert invoke("run", "toy", "--quiet", *args).exit_code == 0
@@ -232,3 +233,126 @@ def test_published_folder_is_small_png_only_and_complete() -> None:
         run = json.loads(run_json.read_text(encoding="utf-8"))
         assert "argv" not in run and "--out" not in str(run.get("command")), run_json
         assert (run_json.parent / "summary.csv").is_file()
+
+
+# ---------------------------------------------------------------- in a real browser (headless Chromium)
+
+#: run first in the page (injected into a copy of it): records console errors and failed loads, then, after the
+#: load event, the images' natural sizes, the dashboard's rows and what a status filter leaves visible
+HARNESS = """<script>
+window.__errors = [];
+(function () {
+  var original = console.error;
+  console.error = function () { window.__errors.push('console.error: ' + Array.prototype.join.call(arguments, ' '));
+                                 return original.apply(console, arguments); };
+  window.addEventListener('error', function (e) {
+    window.__errors.push('error: ' + (e.message || (e.target && (e.target.src || e.target.href)) || e.type));
+  }, true);
+  window.addEventListener('unhandledrejection', function (e) { window.__errors.push('rejection: ' + e.reason); });
+  window.addEventListener('load', function () { setTimeout(function () {
+    var visible = function (rows) { return rows.filter(function (r) { return !r.hidden && r.offsetParent !== null; }).length; };
+    var out = {errors: window.__errors, images: Array.prototype.map.call(document.images, function (i) {
+      return {src: i.getAttribute('src'), width: i.naturalWidth, height: i.naturalHeight, complete: i.complete}; })};
+    var rows = Array.prototype.slice.call(document.querySelectorAll('#dashboard tbody tr'));
+    if (rows.length) {
+      out.rows = rows.length; out.visible = visible(rows);
+      out.filters = ['document', 'status'].map(function (key) {
+        var select = document.getElementById('f-' + key);
+        select.value = select.options[1].value; select.dispatchEvent(new Event('change'));
+        var seen = {key: key, value: select.value, visible: visible(rows),
+                    matching: rows.filter(function (r) { return r.dataset[key] === select.value; }).length,
+                    shown: document.getElementById('shown').textContent};
+        select.value = ''; select.dispatchEvent(new Event('change'));
+        return seen;
+      });
+      out.visibleReset = visible(rows);
+    }
+    var pre = document.createElement('pre'); pre.id = 'harness-result'; pre.textContent = JSON.stringify(out);
+    document.body.appendChild(pre);
+  }, 0); });
+})();
+</script>"""
+
+
+def chromium() -> str:
+    """The headless browser: $REPRO_CHROMIUM, else Debian's `chromium` (CI installs it); skip without one,
+    except under CI=true, where the browser test must run."""
+    import os
+    import shutil
+
+    from tests.conftest import on_ci
+
+    found = os.environ.get("REPRO_CHROMIUM") or next(
+        (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+    if found:
+        return found
+    reason = "no Chromium found (install Debian's `chromium`, or set REPRO_CHROMIUM to a Chrome/Chromium binary)"
+    if on_ci():
+        pytest.fail(f"the browser test must run under CI=true: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def _chromium(binary: str, *args: str, profile: Path) -> str:
+    import subprocess
+
+    proc = subprocess.run([binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                           "--disable-extensions", f"--user-data-dir={profile}", "--hide-scrollbars", *args],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def render(binary: str, page: Path, tmp_path: Path) -> dict:
+    """Load ``page`` (a copy beside it, with the harness first in <head>) and return what the harness saw."""
+    text = page.read_text(encoding="utf-8")
+    probe = page.with_name(f"probe-{page.name}")
+    probe.write_text(text.replace("<head>", "<head>" + HARNESS, 1), encoding="utf-8")
+    try:
+        dom = _chromium(binary, "--virtual-time-budget=5000", "--dump-dom", probe.as_uri(), profile=tmp_path / "cr")
+    finally:
+        probe.unlink()
+    found = re.search(r'<pre id="harness-result">(.*?)</pre>', dom, flags=re.S)
+    assert found, f"the page's harness did not report (load event never fired?): {dom[-500:]}"
+    import html as htmllib
+
+    return json.loads(htmllib.unescape(found.group(1)))
+
+
+def non_blank(png: Path) -> bool:
+    """More than one colour in the picture (a blank page or figure has one)."""
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    pixels = mpimg.imread(png)
+    return pixels.ndim == 3 and np.unique(pixels.reshape(-1, pixels.shape[-1])[::7], axis=0).shape[0] > 1
+
+
+def test_the_site_in_a_real_browser(site_results: Path, tmp_path: Path) -> None:
+    """Headless Chromium renders the index and two result pages: no console errors or failed loads, every
+    figure loads with a natural size and is not blank, the table has one row per result, and a status filter
+    hides the rows of the other statuses. Screenshots go to $REPRO_SITE_SCREENSHOTS when set (to look at)."""
+    import os
+
+    binary = chromium()
+    site = build(site_results, tmp_path / "site").parent
+    index = render(binary, site / "index.html", tmp_path)
+    assert index["errors"] == [], index["errors"]
+    assert index["rows"] == 3 == index["visible"]                      # one row per result, all shown at first
+    for seen in index["filters"]:                                      # each filter hides the other rows
+        assert 0 < seen["visible"] == seen["matching"] < index["rows"], seen
+        assert seen["shown"] == f"{seen['matching']} of 3 results shown"
+    assert index["visibleReset"] == 3
+    pages = {name: render(binary, site / name, tmp_path) for name in ("toy.html", "toy-three.html")}
+    for name, seen in pages.items():
+        assert seen["errors"] == [], (name, seen["errors"])
+        for image in seen["images"]:
+            assert image["complete"] and image["width"] > 0 and image["height"] > 0, (name, image)
+            assert non_blank(site / unquote(image["src"])), image
+    assert len(pages["toy.html"]["images"]) == 1 and pages["toy-three.html"]["images"] == []
+    shots = Path(os.environ.get("REPRO_SITE_SCREENSHOTS") or tmp_path / "shots")
+    shots.mkdir(parents=True, exist_ok=True)
+    for name in ("index.html", "toy.html"):
+        shot = shots / f"{Path(name).stem}.png"
+        _chromium(binary, "--window-size=1280,1400", f"--screenshot={shot}", (site / name).as_uri(),
+                  profile=tmp_path / "cr")
+        assert shot.is_file() and non_blank(shot), shot
