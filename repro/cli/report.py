@@ -18,7 +18,7 @@ from repro.errors import InvalidParameterError
 @out_option
 @click.option("--html", is_flag=True,
               help="Write a static site instead (index.html and one page per result; no server, no network) "
-                   "into --out DIR (default: RESULTS/site).")
+                   "into --out DIR (default: $REPRO_RESULTS_DIR/site or ./results/site).")
 @click.option("--from", "from_", type=click.Path(file_okay=False), default=None, metavar="DIR",
               help="With --html: the results folder to read (default: $REPRO_RESULTS_DIR or ./results), e.g. "
                    "docs/results, the published full-profile runs.")
@@ -41,7 +41,7 @@ def report(ids: tuple[str, ...], profile: str, variant: str | None, set_: tuple[
                                         "(--profile, --variant, --set, --seeds, --base-seed, --with)")
         source = Path(from_) if from_ else results_root()
         specs = resolve_ids(ids) if ids else list(load_all().values())
-        index = write_site(specs, source, out or source / "site")
+        index = write_site(specs, source, out or results_root() / "site")
         click.echo(str(index))
         return
     if from_:
