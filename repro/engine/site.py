@@ -415,7 +415,7 @@ def _audit_table(bundle: ResultBundle) -> str:
                         "verdict", "control") if c in frame]
     body = "".join("<tr>" + "".join(f"<td>{_e(_num(v) if isinstance(v, float) else _cell(v))}</td>" for v in row)
                    + "</tr>" for row in frame[cols].itertuples(index=False))
-    return ("<h3>Audited ε</h3><table><thead><tr>" + "".join(f"<th>{_e(c)}</th>" for c in cols)
+    return ("<h3>Audited ε</h3><table><thead><tr>" + "".join(f"<th>{_e(c.replace('_', ' '))}</th>" for c in cols)
             + f"</tr></thead><tbody>{body}</tbody></table>")
 
 
