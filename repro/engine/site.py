@@ -368,8 +368,10 @@ def _run_section(bundle: ResultBundle, files: _Files, audit_page: str | None) ->
     if figures:
         parts.append("<h3>Figures</h3>")
         for fig in figures:
-            parts.append(f'<figure><img src="{_href(files.copy(bundle, fig))}" alt="{_e(spec.id)}: {_e(fig.stem)}" '
-                         f'loading="eager"><figcaption>{_e(fig.stem)}</figcaption></figure>')
+            src = _href(files.copy(bundle, fig))
+            parts.append(f'<figure><a href="{src}" title="open at full size"><img src="{src}" '
+                         f'alt="{_e(spec.id)}: {_e(fig.stem)}" loading="eager"></a>'
+                         f"<figcaption>{_e(fig.stem)} (click to open at full size)</figcaption></figure>")
     table = comparison_table(bundle.summary, _verdicts_shown(bundle), csv_href)
     n_rows = len(bundle.summary)
     parts.append("<h3>Paper vs ours</h3>"
@@ -396,7 +398,7 @@ def _run_section(bundle: ResultBundle, files: _Files, audit_page: str | None) ->
                      + "</tbody></table>")
     else:
         parts.append("<p>This run recorded no ε labels (no private mechanism, or labels stated in the notes).</p>")
-    if audit_page:
+    if audit_page and labels:
         parts.append(f'<p>The audited ε of every mechanism: <a href="{_href(audit_page)}">the privacy audit</a>.</p>')
     tables = sorted((bundle.directory / "tables").glob("*.csv")) if (bundle.directory / "tables").is_dir() else []
     if tables:
