@@ -213,8 +213,10 @@ def _command(spec: ExperimentSpec) -> str:
     return f"repro run {spec.id} --profile {profile} --jobs 2"
 
 
-def index_page(rows: Sequence[Mapping[str, str]], specs: Mapping[str, ExperimentSpec], source: str) -> str:
-    """The dashboard: one row per result, filterable by document and status."""
+def index_page(rows: Sequence[Mapping[str, str]], specs: Mapping[str, ExperimentSpec], source: str,
+               saved: Mapping[str, int] | None = None) -> str:
+    """The dashboard: one row per result, filterable by document and status; ``saved`` ({id: number of saved
+    runs of any profile}) adds a line to each row that has some."""
     documents = sorted({r["document"] for r in rows})
     statuses = sorted({r["status"] for r in rows})
     opts = lambda values: "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in values)  # noqa: E731
@@ -236,6 +238,10 @@ def index_page(rows: Sequence[Mapping[str, str]], specs: Mapping[str, Experiment
         detail = f'<span class="small">{_e(r["detail"])}</span>' if r.get("detail") else ""
         measured = (f'<span class="notrun-cell">{_e(r["measured"])}</span>' if r["measured"] == "not run"
                     else _e(r["measured"]))
+        n_saved = (saved or {}).get(r["id"], 0)
+        if n_saved:
+            measured += (f'<span class="small"><a href="{_href(page_name(r["id"]))}">{n_saved} saved '
+                         f'run{"s" if n_saved > 1 else ""}</a></span>')
         body.append(
             f'<tr data-document="{_e(r["document"])}" data-status="{_e(r["status"])}">'
             f'<td>{_e(r["document"])}</td>'
@@ -484,8 +490,9 @@ def write_site(specs: Sequence[ExperimentSpec], source: Path, out: Path) -> Path
         for eid, spec in by_id.items():
             page = result_page(spec, rows[eid], bundles[eid], files, audit_page if eid != "audit" else None)
             (tmp / page_name(eid)).write_text(page, encoding="utf-8")
-        (tmp / "index.html").write_text(index_page([rows[e] for e in sorted(rows)], by_id, _shown_source(source)),
-                                        encoding="utf-8")
+        index = index_page([rows[e] for e in sorted(rows)], by_id, _shown_source(source),
+                           {eid: len(runs) for eid, runs in bundles.items()})
+        (tmp / "index.html").write_text(index, encoding="utf-8")
         (tmp / MARKER).write_text(json.dumps({"source": _shown_source(source), "results": sorted(by_id)}) + "\n",
                                   encoding="utf-8")
         mask = os.umask(0)

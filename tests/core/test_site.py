@@ -76,6 +76,7 @@ def test_the_index_has_one_row_per_result_with_its_status_and_command(site_resul
     for eid in ("toy", "toy-two", "toy-three"):
         assert (index.parent / f"{eid}.html").is_file()
     assert "not run" in (index.parent / "toy-three.html").read_text(encoding="utf-8")
+    assert ">3 saved runs</a>" in text and ">1 saved run</a>" in text and text.count("saved run") == 2
 
 
 def test_a_result_page_lists_every_run_labelled_by_what_it_changed(site_results: Path, tmp_path: Path) -> None:
