@@ -21,7 +21,7 @@ from repro.cli._common import (
     results_root,
     variant_option,
 )
-from repro.engine.report import comparison_rows, format_text, smoke_verdicts_shown, verdict_counts
+from repro.engine.report import comparison_rows, format_text, verdict_line
 from repro.engine.results import check_output_dir, write_results
 from repro.engine.runner import BACKENDS, RunConfig, plan_size, plan_trials, run_experiment
 from repro.engine.spec import ExperimentSpec, study_of
@@ -33,10 +33,10 @@ if TYPE_CHECKING:
 
 #: above this many trials, planning takes seconds: say so before starting
 PLAN_WARN_TRIALS = 50_000
-SMOKE_NOTE = ("smoke profile: a quick plumbing check on reduced data and grids; its numbers are not comparable "
-              "to the paper's, so the within/NO verdicts are not shown. Run with --profile full to reproduce.")
-SMOKE_NOTE_EXACT = ("smoke profile: the same exact checks as --profile full on coarser grids, so the verdicts "
-                    "stand; --profile full runs the paper's configuration.")
+SMOKE_NOTE = ("smoke profile: wiring check, not a reproduction (reduced data and grids); the paper's values are "
+              "shown as context, not comparable. Run with --profile full to reproduce.")
+PROFILE_NOTE = ("{profile} profile: a reduced run; the paper's values are shown as context, not comparable. "
+                "Run with --profile full to reproduce.")
 
 
 def _dataset_checksums(names: tuple[str, ...]) -> dict[str, str]:
@@ -112,11 +112,8 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
             tracker.finish(index, outcome.wall_seconds, cached_only=outcome.n_cached == outcome.n_trials)
         if quiet:
             continue
-        ok, judged = verdict_counts(outcome.summary)
-        verdicts = spec_config.profile != "smoke" or smoke_verdicts_shown(spec)
-        rows = comparison_rows(outcome.summary, only_paper=True, verdicts=verdicts) or \
-            comparison_rows(outcome.summary, verdicts=verdicts)
-        yours = _user_method_rows(spec, spec_config, outcome.summary, verdicts)   # no paper value, always shown
+        rows = comparison_rows(outcome.summary, only_paper=True) or comparison_rows(outcome.summary)
+        yours = _user_method_rows(spec, spec_config, outcome.summary)   # no paper value, always shown
         rows = [r for r in rows if r not in yours]
         shown = rows[:max(0, 40 - len(yours))] + yours
         click.echo("")
@@ -124,31 +121,22 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         click.echo(format_text(shown))
         if len(rows) + len(yours) > len(shown):
             click.echo(f"... {len(rows) + len(yours) - len(shown)} more rows in {directory / 'summary.csv'}")
-        n_paper = int(outcome.summary["paper"].notna().sum()) if "paper" in outcome.summary else 0
-        if not judged and n_paper:  # paper values shown, but the file declares no tolerance to judge them
-            verdict = f"{n_paper} paper values shown (no tolerance declared: none is judged)"
-        elif not judged:
-            verdict = "no paper values to compare"
-        elif verdicts:
-            verdict = f"{ok}/{judged} paper comparisons within tolerance"
-        else:
-            verdict = f"{judged} paper comparisons (verdicts hidden: smoke profile)"
-        click.echo(f"{verdict}; {outcome.n_trials} trials ({outcome.n_cached} cached) in "
+        click.echo(f"{verdict_line(outcome.summary)}; {outcome.n_trials} trials ({outcome.n_cached} cached) in "
                    f"{outcome.wall_seconds:.1f} s -> {directory}")
         if spec.expected:
             click.echo(f"Expected: {' '.join(spec.expected.split())}")
-        if spec_config.profile == "smoke":
-            click.echo(SMOKE_NOTE_EXACT if verdicts else SMOKE_NOTE)
+        if spec_config.profile not in spec.reference_defaults.profiles and spec.references:
+            click.echo(SMOKE_NOTE if spec_config.profile == "smoke" else PROFILE_NOTE.format(profile=spec_config.profile))
     if tracker is not None:
         click.echo(run_progress.closing_line(tracker, clock()), err=True)
 
 
-def _user_method_rows(spec: ExperimentSpec, config: RunConfig, summary: pd.DataFrame, verdicts: bool) -> list[list[str]]:
+def _user_method_rows(spec: ExperimentSpec, config: RunConfig, summary: pd.DataFrame) -> list[list[str]]:
     """The summary rows of the run's ``--with`` methods (they have no paper value to be shown beside)."""
     names = {c["method"] for c in spec.expand_cells(config.profile) if USER_KEY in c}
     if not names:
         return []
-    return comparison_rows(summary[summary["method"].isin(names)], verdicts=verdicts)
+    return comparison_rows(summary[summary["method"].isin(names)])
 
 
 def _per_result_configs(specs: list[ExperimentSpec], config: RunConfig, *, run_all: bool) -> list[RunConfig]:

@@ -60,7 +60,7 @@ class Claim:
 
 #: the summary's leading columns; the others (after them) are the typed parameter columns rows are ordered by
 _LEADING = ("result_id", "method", "setting", "metric", "n", "mean", "std", "paper", "diff", "tolerance",
-            "within", "paper_source")
+            "within", "comparable", "paper_source", "condition")
 
 #: the operators of the language, by node type, as numpy's element-wise functions (resolved when a claim is
 #: judged, so loading experiment files never imports numpy: `repro list` stays light)

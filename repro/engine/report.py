@@ -12,11 +12,11 @@ import pandas as pd
 
 from repro.engine.cache import atomic_write_text
 from repro.engine.citations import resolve as resolve_citations
-from repro.engine.results import ResultBundle, honour_umask, report_hook, verdict_counts
+from repro.engine.results import ResultBundle, honour_umask, not_comparable, report_hook, verdict_counts
 from repro.engine.spec import ExperimentSpec
 from repro.errors import NoResultsError
 
-__all__ = ["comparison_rows", "find_bundles", "format_markdown", "format_text", "render_report",
+__all__ = ["NOT_COMPARABLE", "comparison_rows", "verdict_line", "find_bundles", "format_markdown", "format_text", "render_report",
            "smoke_verdicts_shown", "write_report", "verdict_counts"]
 
 #: kinds whose smoke profile computes the same exact quantities as full (on coarser grids), so
@@ -48,11 +48,16 @@ def smoke_verdicts_shown(spec: ExperimentSpec) -> bool:
     return spec.kind in EXACT_KINDS
 
 
+#: the verdict of a row whose run does not meet its reference's conditions (repro/engine/references.py)
+NOT_COMPARABLE = "not comparable"
+
+
 def comparison_rows(summary: pd.DataFrame, *, only_paper: bool = False, verdicts: bool = True) -> list[list[str]]:
     """Rows of the paper-vs-ours table (strings), one per summary row.
 
-    ``verdicts=False`` leaves the ``within`` column as "n/a" (smoke runs of statistical results,
-    whose numbers are not comparable to the paper's).
+    A row whose run does not meet its reference's conditions (``comparable`` false) shows the paper's value as
+    context and the verdict "not comparable (<first differing condition>)". ``verdicts=False`` (results saved
+    before the ``comparable`` column, smoke runs) leaves the ``within`` column as "n/a".
     """
     rows = []
     for r in summary.itertuples(index=False):
@@ -60,11 +65,35 @@ def comparison_rows(summary: pd.DataFrame, *, only_paper: bool = False, verdicts
         if only_paper and not has_paper:
             continue
         ours = f"{_num(r.mean)} ± {_num(r.std)} (n={int(r.n)})"
+        context = str(getattr(r, "comparable", "")).lower() == "false"
+        reason = getattr(r, "condition", None)
+        verdict = (f"{NOT_COMPARABLE} ({reason})" if isinstance(reason, str) and reason else NOT_COMPARABLE) \
+            if context else _within(r.within) if verdicts or not has_paper else "n/a"
         rows.append([str(r.method) if isinstance(r.method, str) else "", str(r.setting) if isinstance(r.setting, str) else "",
                      r.metric, _num(r.paper) if has_paper else "", ours,
-                     _num(r.diff) if has_paper else "", _num(r.tolerance) if has_paper else "",
-                     _within(r.within) if verdicts or not has_paper else "n/a"])
+                     _num(r.diff) if has_paper and not context else "",
+                     _num(r.tolerance) if has_paper and not context else "", verdict])
     return rows
+
+
+def verdict_line(summary: pd.DataFrame, *, hidden: bool = False) -> str:
+    """One line on a run's paper comparisons: how many lie within tolerance, and how many paper values are
+    context only (the run does not meet their conditions), with the first reason. ``hidden``: results saved
+    before the ``comparable`` column whose verdicts were not meant to be read (smoke)."""
+    ok, judged = verdict_counts(summary)
+    context, reason = not_comparable(summary)
+    n_paper = int(summary["paper"].notna().sum()) if "paper" in summary else 0
+    parts = []
+    if judged and hidden:
+        parts.append(f"not judged: smoke profile ({judged} paper values; run `--profile full`)")
+    elif judged:
+        parts.append(f"{ok} of {judged} paper comparisons within tolerance")
+    if context:
+        parts.append(f"{context} paper values {NOT_COMPARABLE} (shown as context: {reason})")
+    shown = n_paper - judged - context
+    if shown > 0:
+        parts.append(f"{shown} paper values shown without a tolerance (none judged)")
+    return "; ".join(parts) if parts else "no numeric paper values to compare (see the notes)"
 
 
 def format_markdown(rows: Sequence[Sequence[str]], header: Sequence[str] = _HEADER) -> str:
@@ -115,21 +144,23 @@ def authors_blob_verdict(key: str, blob: str | None) -> str | None:
 
 
 def _verdicts_shown(bundle: ResultBundle) -> bool:
+    """False only for results saved before the ``comparable`` column, at smoke (their verdicts were hidden);
+    every newer summary says per row whether its paper value is comparable."""
+    if "comparable" in bundle.summary:
+        return True
     return bundle.profile != "smoke" or smoke_verdicts_shown(bundle.spec)
 
 
 def _verdict_text(bundle: ResultBundle) -> str:
     ok, judged = verdict_counts(bundle.summary)
-    if not judged:
-        return "no numeric paper values to compare (see the notes)"
-    if not _verdicts_shown(bundle):
-        return (f"not judged: smoke profile ({judged} paper values; smoke numbers are not comparable to the "
-                "paper's, run `--profile full`)")
+    line = verdict_line(bundle.summary, hidden=not _verdicts_shown(bundle))
+    if not judged or not _verdicts_shown(bundle):
+        return line
     own = report_hook(bundle.spec, "fidelity_verdict")
     text = own(bundle) if own is not None else None
     if text:  # the study's own reading (e.g. DP-FERMI: primary setting, released errata excluded)
-        return f"{text} [all rows of the table: {ok} of {judged}]"
-    return f"{ok} of {judged} paper comparisons within tolerance"
+        return f"{text} [all rows of the table: {line}]"
+    return line
 
 
 def _overrides_text(run: dict[str, Any]) -> str:
@@ -225,7 +256,9 @@ _HEAD = ["# repro: reproduction report", "",
 
 def index_row(bundle: ResultBundle) -> str:
     ok, judged = verdict_counts(bundle.summary)
-    cell = (f"{ok}/{judged}" if _verdicts_shown(bundle) else "not judged (smoke)") if judged else "n/a"
+    context, _ = not_comparable(bundle.summary)
+    cell = (f"{ok}/{judged}" if _verdicts_shown(bundle) else "not judged (smoke)") if judged else \
+        NOT_COMPARABLE if context else "n/a"
     return (f"| [{bundle.spec.id}](#{anchor(section_key(bundle))}) | {run_label(bundle)} | {cell} | "
             f"{bundle.run.get('wall_seconds')} |")
 

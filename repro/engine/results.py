@@ -42,7 +42,7 @@ from repro.engine.spec import ExperimentSpec
 from repro.engine.user_method import USER_KEY
 from repro.errors import InvalidParameterError, NoResultsError
 
-__all__ = ["ResultBundle", "check_output_dir", "clean_stale_partials", "result_dir", "run_dir", "write_results",
+__all__ = ["ResultBundle", "check_output_dir", "not_comparable", "verdict_counts", "clean_stale_partials", "result_dir", "run_dir", "write_results",
            "software_versions", "git_commit"]
 
 _VERSIONED = ("numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "matplotlib", "dp-accounting",
@@ -245,6 +245,18 @@ def verdict_counts(summary: pd.DataFrame) -> tuple[int, int]:
     judged = summary[summary["within"].notna()] if "within" in summary else summary.iloc[0:0]
     ok = int(judged["within"].astype(str).str.lower().eq("true").sum())
     return ok, len(judged)
+
+
+def not_comparable(summary: pd.DataFrame) -> tuple[int, str]:
+    """(number of rows whose paper value is context only, the first such row's differing condition): the rows a
+    reference applies to whose run does not meet its conditions (repro/engine/references.py)."""
+    if "comparable" not in summary:
+        return 0, ""
+    rows = summary[summary["comparable"].astype(str).str.lower().eq("false")]
+    if rows.empty:
+        return 0, ""
+    reason = rows["condition"].dropna().astype(str) if "condition" in rows else pd.Series(dtype=str)
+    return len(rows), (reason.iloc[0] if not reason.empty else "")
 
 
 def report_module_name(spec: ExperimentSpec) -> str:

@@ -32,7 +32,8 @@ import pandas as pd
 from repro.engine.backends import BACKENDS, run_tasks, single_threaded
 from repro.engine.cache import TrialCache, code_version
 from repro.engine.identity import TrialKey, canonical_json
-from repro.engine.spec import ExperimentSpec, Reference, format_setting, study_of, validate_param
+from repro.engine.references import FULL, RunFacts, find_reference, mismatch
+from repro.engine.spec import ExperimentSpec, format_setting, study_of, validate_param
 from repro.engine.study import load_study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.engine.warnings_capture import capture as capture_warnings
@@ -40,12 +41,12 @@ from repro.engine.warnings_capture import summary_lines
 from repro.errors import InvalidParameterError, ReproError, TrialFailedError
 
 __all__ = ["BACKENDS", "MAX_TRIALS", "RunConfig", "RunOutcome", "TrialTask", "check_plan", "drop_inert_overrides",
-           "plan_size", "plan_trials", "run_experiment", "summarize", "SUMMARY_COLUMNS"]
+           "plan_size", "plan_trials", "run_experiment", "run_facts", "summarize", "SUMMARY_COLUMNS"]
 
 log = logging.getLogger(__name__)
 
 SUMMARY_COLUMNS = ["result_id", "method", "setting", "metric", "n", "mean", "std", "paper", "diff",
-                   "tolerance", "within"]
+                   "tolerance", "within", "comparable"]
 ProgressFn = Callable[[int, int], None]
 #: unit of a timing metric (wall or CPU seconds): kept in trials.csv, left out of summary.csv
 TIMING_UNIT = "s"
@@ -416,7 +417,7 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
     if trials.empty:
         raise TrialFailedError(f"the {total} trials of {spec.id!r} returned no record; check the --set values "
                                f"(`repro show {spec.id}` lists them)")
-    summary = summarize(spec, trials, groups, outputs)
+    summary = summarize(spec, trials, groups, outputs, run=run_facts(spec, config))
     n_seeds = config.seeds or spec.profile(config.profile).seeds
     outcome = RunOutcome(spec, config, variant, n_seeds, trials, tables, summary,
                          time.perf_counter() - start, total, n_cached, dict(warning_counts))
@@ -511,15 +512,17 @@ def _to_float(v: Any) -> float:
     return float(v)
 
 
-def _find_reference(spec: ExperimentSpec, method: str, metric: str, params: Mapping[str, Any]) -> Reference | None:
-    for ref in spec.references:
-        if ref.metric == metric and ref.matches(method, params):
-            return ref
-    return None
+def run_facts(spec: ExperimentSpec, config: RunConfig | None = None) -> RunFacts:
+    """What the reference conditions read of a run under ``config`` (None: the ``full`` profile as declared)."""
+    if config is None:
+        return RunFacts(FULL, spec.default_variant, spec.profile(FULL).seeds, spec.fixed_params(FULL))
+    return RunFacts(config.profile, spec.check_variant(config.variant),
+                    config.seeds or spec.profile(config.profile).seeds,
+                    spec.fixed_params(config.profile, config.overrides))
 
 
 def summarize(spec: ExperimentSpec, trials: pd.DataFrame, groups: Sequence[tuple[str, str]],
-              outputs: DeclaredOutputs | None = None) -> pd.DataFrame:
+              outputs: DeclaredOutputs | None = None, *, run: RunFacts | None = None) -> pd.DataFrame:
     """One row per (method, index values, metric): n, mean, std (ddof=1; 0 when n=1) and the paper's value.
 
     Rows are grouped by ``groups``, each row's :meth:`TrialKey.group` (the method and the typed cell plus
@@ -531,18 +534,26 @@ def summarize(spec: ExperimentSpec, trials: pd.DataFrame, groups: Sequence[tuple
     Timing metrics (unit ``"s"``) are left out: they differ from run to run, and the summary must
     be byte-identical for any ``--jobs`` and backend; they stay in ``trials.csv``.
 
-    ``diff`` = mean − paper; ``within`` is |diff| ≤ tolerance (the reference's own tolerance, else
-    the metric's). ``paper``, ``diff``, ``tolerance`` and ``within`` are empty where the paper gives
-    no number. Extra column ``paper_source`` holds the reference's provenance.
+    ``run`` is what the run was (:func:`run_facts`; None: the ``full`` profile as declared). A paper value is
+    compared only where the run meets every condition of its reference (:func:`repro.engine.references.mismatch`):
+    ``comparable`` is True there, ``diff`` = mean − paper and ``within`` is |diff| ≤ tolerance (the reference's
+    own tolerance, else the metric's). Where it does not, ``comparable`` is False, ``paper`` is kept as context,
+    ``diff``, ``tolerance`` and ``within`` are empty and ``condition`` names the first condition that differs
+    (``dataset: credit-card ≠ adult``). All of them are empty where the paper gives no number. ``dataset`` is the
+    row's dataset (its cell's, else the run's; empty for results without one); ``paper_source`` holds the
+    reference's provenance.
     """
     outputs = outputs or declared_outputs(spec)
-    lead = [*SUMMARY_COLUMNS, "paper_source"]
+    run = run or run_facts(spec)
+    lead = [*SUMMARY_COLUMNS, "paper_source", "condition"]
     if trials.empty:
         return pd.DataFrame(columns=lead)
     value_cols = [c for c in outputs.values if c in trials.columns]
     index_cols = [c for c in trials.columns if c not in
                   {"result_id", "method", "setting", "repetition", "seconds", "cached", *spec.metric_names,
                    *value_cols}]
+    if "dataset" not in index_cols:   # the run's one dataset: the first index column (constant, so ordering keeps)
+        index_cols.insert(0, "dataset")
     if len(groups) != len(trials):
         raise ValueError(f"summarize: {len(groups)} groups for {len(trials)} trial rows")
     labels = pd.Series([canonical_json(list(g)) for g in groups], index=trials.index)
@@ -550,8 +561,10 @@ def summarize(spec: ExperimentSpec, trials: pd.DataFrame, groups: Sequence[tuple
     for _, group in trials.groupby(labels, sort=False):
         method = group["method"].iloc[0]
         first = group.iloc[0]
-        params = {c: first[c] for c in index_cols if _present(first[c])}
-        extra = {c: _plain(first[c]) if _present(first[c]) else None for c in index_cols}
+        params = {c: first[c] for c in index_cols if c in group and _present(first[c])}
+        dataset = params.get("dataset", run.fixed.get("dataset"))
+        extra = {c: _plain(first[c]) if c in group and _present(first[c]) else None for c in index_cols}
+        extra["dataset"] = _plain(dataset) if dataset is not None else None
         for c in value_cols:
             col = group[c]
             same = col.map(lambda v: canonical_json(_plain(v)) if _present(v) else "").nunique() == 1
@@ -565,14 +578,18 @@ def summarize(spec: ExperimentSpec, trials: pd.DataFrame, groups: Sequence[tuple
                 continue
             mean = float(values.mean())
             std = float(values.std(ddof=1)) if values.size > 1 else 0.0
-            ref = _find_reference(spec, str(method), metric, params)
+            ref = find_reference(spec.references, str(method), metric, params)
             row: dict[str, Any] = {"result_id": spec.id, "method": method, "setting": first["setting"],
                                    "metric": metric, "n": int(values.size), "mean": mean, "std": std, "paper": None,
-                                   "diff": None, "tolerance": None, "within": None, "paper_source": None}
-            if ref is not None:
+                                   "diff": None, "tolerance": None, "within": None, "comparable": None,
+                                   "paper_source": None, "condition": None}
+            differs = None if ref is None else mismatch(spec, ref, run, params)
+            if ref is not None and differs is not None:   # the paper's value as context, never a verdict
+                row.update(paper=ref.value, paper_source=ref.source, comparable=False, condition=differs)
+            elif ref is not None:
                 tol = ref.tolerance if ref.tolerance is not None else spec.metric(metric).tolerance
                 diff = mean - ref.value
-                row.update(paper=ref.value, diff=diff, tolerance=tol, paper_source=ref.source,
+                row.update(paper=ref.value, diff=diff, tolerance=tol, paper_source=ref.source, comparable=True,
                            within=None if tol is None else bool(abs(diff) <= tol + 1e-12))
             row.update(extra)
             out.append(row)

@@ -32,6 +32,7 @@ from typing import Any
 
 from repro.engine.claims import Claim, ClaimError, check_expression
 from repro.engine.identity import BUILTIN_SCOPES, USER_KEY, StreamScope, canonical_json, setting_label
+from repro.engine.references import FULL, SEEDS, VARIANT, Reference, ReferenceDefaults
 from repro.errors import (
     ExperimentFileError,
     InvalidParameterError,
@@ -77,7 +78,7 @@ _TOP_KEYS = {
     "kind": str, "trial": str, "datasets": list, "variants": list, "variant_help": dict,
     "base_seed": int, "notes": str, "params": dict, "grid": dict, "cells": list, "profiles": dict,
     "metrics": list, "references": list, "aliases": list, "domains": dict, "expected": str,
-    "fidelity": dict, "claims": list, "scopes": dict,
+    "fidelity": dict, "claims": list, "scopes": dict, "reference": dict,
 }
 #: ``[fidelity]``: the declared status of a result for the fidelity dashboard (repro/engine/fidelity.py)
 FIDELITY_STATUSES = ("reproduced", "partial", "not reproduced", "claims only", "surrogate data", "checked",
@@ -90,7 +91,9 @@ _PROFILE_KEYS = {"seeds": int, "est_seconds": (int, float), "params": dict, "gri
 _METRIC_KEYS = {"name": str, "description": str, "tolerance": (int, float), "unit": str}
 _CLAIM_KEYS = {"name": str, "expr": str, "threshold": (int, float, list), "source": str, "description": str}
 _REF_KEYS = {"metric": str, "value": (int, float), "source": str, "method": str, "setting": dict,
-             "tolerance": (int, float)}
+             "tolerance": (int, float), "conditions": dict}
+#: ``[reference]``: what every ``[[references]]`` entry of the file shares (repro/engine/references.py)
+_REF_DEFAULT_KEYS = {"source": str, "profiles": list, "conditions": dict, "inert": dict}
 
 
 def experiments_dir() -> Path:
@@ -133,24 +136,6 @@ class Metric:
     unit: str = ""
 
 
-@dataclass(frozen=True)
-class Reference:
-    """A paper value: ``value`` for ``metric`` at cells matching ``method`` and ``setting``."""
-
-    metric: str
-    value: float
-    source: str
-    method: str | None = None
-    setting: Mapping[str, Any] = field(default_factory=dict)
-    tolerance: float | None = None
-
-    def matches(self, method: str, params: Mapping[str, Any]) -> bool:
-        """True if this reference applies to a row with ``method`` and setting ``params``."""
-        if self.method is not None and self.method != method:
-            return False
-        return all(k in params and _same(params[k], v) for k, v in self.setting.items())
-
-
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
         return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-15)
@@ -180,6 +165,8 @@ class ExperimentSpec:
     grid: Mapping[str, list[Any]] | None = None
     cells: tuple[Mapping[str, Any], ...] | None = None
     references: tuple[Reference, ...] = ()
+    #: ``[reference]``: the default source, judged profiles, conditions and inert keys of the paper's values
+    reference_defaults: ReferenceDefaults = field(default_factory=ReferenceDefaults)
     aliases: tuple[str, ...] = ()
     path: Path | None = None
     domains: Mapping[str, Any] = field(default_factory=dict)
@@ -938,17 +925,21 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
         if name not in profiles:
             raise _err(path, f"profiles.{name}", "is required (every experiment has smoke and full)")
 
+    defaults = raw.get("reference", {})
+    _check_keys(path, "reference.", defaults, _REF_DEFAULT_KEYS)
     refs = []
     for i, r in enumerate(raw.get("references", [])):
         if not isinstance(r, dict):
             raise _err(path, f"references[{i}]", "must be a table")
-        _check_keys(path, f"references[{i}].", r, _REF_KEYS, ("metric", "value", "source"))
+        _check_keys(path, f"references[{i}].", r, _REF_KEYS, ("metric", "value"))
+        if "source" not in r and "source" not in defaults:
+            raise _err(path, f"references[{i}].source", "is required (or a [reference] source default)")
         if r["metric"] not in names:
             raise _err(path, f"references[{i}].metric", f"{r['metric']!r} is not a declared metric; "
                        f"declared: {', '.join(names)}")
-        refs.append(Reference(metric=r["metric"], value=float(r["value"]), source=r["source"],
+        refs.append(Reference(metric=r["metric"], value=float(r["value"]), source=r.get("source", defaults.get("source")),
                               method=r.get("method"), setting=dict(r.get("setting", {})),
-                              tolerance=_opt_float(r.get("tolerance"))))
+                              tolerance=_opt_float(r.get("tolerance")), conditions=dict(r.get("conditions", {}))))
 
     variants = raw.get("variants", ["paper"])
     if not variants or not all(isinstance(v, str) for v in variants):
@@ -975,7 +966,61 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
     _check_declared_values(spec)
     _check_placeholders(path, spec)
     _check_scope_seeds(spec)
-    return spec
+    return _with_conditions(spec, defaults)
+
+
+def _typed_conditions(spec: ExperimentSpec, table: Mapping[str, Any], where: str) -> dict[str, tuple[Any, ...]]:
+    """A ``conditions`` table typed as the keys' values: a value or an array of allowed values (a list parameter's
+    one allowed value is its list); ``variant`` names variants, ``seeds`` is the least number of seeds."""
+    path = spec.path or spec.id
+    known = set().union(*(spec.settable_keys(p) for p in spec.profiles)) | {VARIANT, SEEDS}
+    out: dict[str, tuple[Any, ...]] = {}
+    for key, value in table.items():
+        if key not in known:
+            raise _err(path, f"{where}.{key}", f"names no parameter, grid key, {VARIANT} or {SEEDS}; known: "
+                       f"{', '.join(sorted(known))}")
+        values = [value] if not isinstance(value, list) or spec.is_list_param(key) else value
+        if not values:
+            raise _err(path, f"{where}.{key}", "must be a value or a non-empty array of allowed values")
+        if key == VARIANT:
+            unknown = [v for v in values if v not in spec.variants]
+            if unknown:
+                raise _err(path, f"{where}.{key}", f"{unknown[0]!r} is not a variant; valid: {', '.join(spec.variants)}")
+            out[key] = tuple(values)
+        elif key == SEEDS:
+            if len(values) != 1 or not isinstance(values[0], int) or isinstance(values[0], bool) or values[0] < 1:
+                raise _err(path, f"{where}.{key}", "must be one integer >= 1 (the least number of seeds)")
+            out[key] = (values[0],)
+        else:
+            out[key] = tuple(spec.coerce_params({key: v})[key] for v in values)
+    return out
+
+
+def _with_conditions(spec: ExperimentSpec, table: Mapping[str, Any]) -> ExperimentSpec:
+    """``spec`` with its ``[reference]`` table (:class:`ReferenceDefaults`) and every entry's ``conditions``
+    typed and checked (repro/engine/references.py)."""
+    import dataclasses
+
+    path = spec.path or spec.id
+    profiles = table.get("profiles", [FULL])
+    if not profiles or any(p not in spec.profiles for p in profiles):
+        raise _err(path, "reference.profiles", f"must be a non-empty array of this file's profiles "
+                   f"({', '.join(spec.profiles)}); got {profiles!r}")
+    inert = table.get("inert", {})
+    settable = set().union(*(spec.settable_keys(p) for p in spec.profiles))
+    for key, why in inert.items():
+        if key not in settable:
+            raise _err(path, f"reference.inert.{key}", f"names no settable key of this file; settable: "
+                       f"{', '.join(sorted(settable))}")
+        if not isinstance(why, str) or not why.strip():
+            raise _err(path, f"reference.inert.{key}", "must say why the key cannot change what a paper value "
+                       "means (a non-empty string)")
+    defaults = ReferenceDefaults(source=table.get("source"), profiles=tuple(profiles),
+                                 conditions=_typed_conditions(spec, table.get("conditions", {}), "reference.conditions"),
+                                 inert=dict(inert))
+    refs = tuple(dataclasses.replace(r, conditions=_typed_conditions(spec, r.conditions, f"references[{i}].conditions"))
+                 if r.conditions else r for i, r in enumerate(spec.references))
+    return dataclasses.replace(spec, reference_defaults=defaults, references=refs)
 
 
 #: a ``{name}`` in notes (an ASCII identifier); ``{{name}}`` is the literal text ``{name}``, and braces
