@@ -39,7 +39,13 @@ PROFILE_NOTE = ("{profile} profile: a reduced run; the paper's values are shown 
                 "Run with --profile full to reproduce.")
 
 
-def _dataset_checksums(names: tuple[str, ...]) -> dict[str, str]:
+def _dataset_checksums(spec: ExperimentSpec, config: RunConfig) -> dict[str, str]:
+    """sha256 of the raw files of the datasets the run loaded (the file's ``datasets`` when the run names no
+    registered dataset), and the authors' rebuilt files by git blob."""
+    from repro.engine.results import datasets_ran
+
+    ran = datasets_ran(spec, config)
+    names = tuple(dict.fromkeys(n for d in ran for n in d["sources_sha256"])) if ran else spec.datasets
     if not names:
         return {}
     from repro.cli.data import authors_checksums
@@ -107,7 +113,7 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
             click.echo(f"[{index + 1}/{len(specs)}] {spec.id}: "
                        + run_progress.status_line(tracker, tracker.start(index, clock())), err=True)
         outcome = _run_one(spec, spec_config, quiet, tracker)
-        directory = write_results(outcome, command=command, dataset_sha256=_dataset_checksums(spec.datasets))
+        directory = write_results(outcome, command=command, dataset_sha256=_dataset_checksums(spec, spec_config))
         if tracker is not None:
             tracker.finish(index, outcome.wall_seconds, cached_only=outcome.n_cached == outcome.n_trials)
         if quiet:

@@ -56,6 +56,8 @@ class Claim:
     source: str
     threshold: float | tuple[float, ...] | None = None
     description: str = ""
+    #: names of values the report supplies (``evaluate(values=...)``), declared so the loader knows every name
+    values: tuple[str, ...] = ()
 
 
 #: the summary's leading columns; the others (after them) are the typed parameter columns rows are ordered by

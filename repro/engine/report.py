@@ -92,7 +92,7 @@ def verdict_line(summary: pd.DataFrame, *, hidden: bool = False) -> str:
         parts.append(f"{context} paper values {NOT_COMPARABLE} (shown as context: {reason})")
     shown = n_paper - judged - context
     if shown > 0:
-        parts.append(f"{shown} paper values shown without a tolerance (none judged)")
+        parts.append(f"{shown} paper values shown (no tolerance declared: none is judged)")
     return "; ".join(parts) if parts else "no numeric paper values to compare (see the notes)"
 
 
@@ -161,6 +161,21 @@ def _verdict_text(bundle: ResultBundle) -> str:
     if text:  # the study's own reading (e.g. DP-FERMI: primary setting, released errata excluded)
         return f"{text} [all rows of the table: {line}]"
     return line
+
+
+def claims_lines(bundle: ResultBundle) -> list[str]:
+    """The run's ``[[claims]]`` (repro/engine/claims.py) judged on its summary: one table row per claim with its
+    verdict (holds, does not hold, not evaluable: the run did not compute what it speaks of), so no declared claim
+    is missing from the report whatever the study's own text says."""
+    if not bundle.spec.claims:
+        return []
+    from repro.engine.claims import evaluate_all
+
+    verdicts = evaluate_all(bundle.spec.claims, bundle.summary, params=bundle.run.get("params", {}))
+    words = {True: "holds", False: "does NOT hold", None: "not evaluable on this run"}
+    rows = [[c.name, f"`{c.expr}`", words[verdicts[c.name]], resolve_citations(c.source)] for c in bundle.spec.claims]
+    return [f"**Claims** (judged on this run's summary, profile `{bundle.profile}`):", "",
+            format_markdown(rows, ["claim", "expression", "verdict", "source"]), ""]
 
 
 def _overrides_text(run: dict[str, Any]) -> str:
@@ -234,6 +249,8 @@ def render_bundle(bundle: ResultBundle, relative_to: Path) -> str:
     hook = report_hook(spec, "report_markdown")
     if hook is not None:
         lines += [hook(bundle).strip(), ""]
+    else:   # a study's report text judges its claims itself (tests/core/test_claims_load.py checks it does)
+        lines += claims_lines(bundle)
     if spec.notes.strip():
         lines += ["**Notes.** " + resolve_citations(spec.rendered_notes().strip()), ""]
     figures = bundle.figures()

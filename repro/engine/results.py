@@ -8,7 +8,9 @@ Files (columns documented in the README):
   ``result_id, method, setting, metric, n, mean, std, paper, diff, tolerance, within``.
 - ``tables/<name>.csv``: extra tables returned by trials (per-hypothesis tables, curves...).
 - figures as ``<stem>.png`` and ``<stem>.pdf``.
-- ``run.json``: command, config, versions, git commit, wall time, dataset sha256s, status.
+- ``run.json``: command, config, versions, git commit, wall time, status, and the datasets that ran
+  (``datasets``: per dataset and data mode, its module, the module's and the raw files' sha256;
+  ``datasets_sha256``: the raw files of those datasets, and the authors' rebuilt files by git blob).
 
 A run is written into a temporary sibling folder and moved into place only when complete, with
 ``run.json`` written last, so an interrupted run never leaves a result that looks complete.
@@ -93,6 +95,51 @@ def user_method_refs(spec: ExperimentSpec, profile: str) -> list[dict[str, str]]
             method = resolve(str(cell[USER_KEY]))
             out.append({"key": method.key, "method": method.name, "reference": method.ref, "sha256": method.sha256})
     return [{k: v for k, v in m.items() if k != "key"} for m in out]
+
+
+def datasets_ran(spec: ExperimentSpec, config: Any) -> list[dict[str, Any]]:
+    """The datasets a run of ``spec`` under ``config`` loaded, one entry per (dataset, data mode), for run.json:
+    the dataset's name, its data mode (None: the study's only one), the module that declares it (its file path
+    relative to the ``$REPRO_DATASET_PATH`` folder holding it, else its module name), that file's sha256, and the
+    sha256 of each raw source file it reads in the data cache now (None: not cached). A ``dataset`` value that
+    names no registered dataset (a study's own choice of data) is not listed."""
+    from repro.datasets import registry
+    from repro.datasets.store import dataset_checksums
+    from repro.engine.cache import plugin_path_folders
+    from repro.errors import ReproError
+
+    overrides = spec.coerce_overrides(config.overrides) if config.overrides else {}
+    fixed = spec.fixed_params(config.profile, overrides)
+    pairs: list[tuple[Any, Any]] = []
+    for cell in spec.expand_cells(config.profile, overrides):
+        pair = (cell.get("dataset", fixed.get("dataset")), cell.get("data", fixed.get("data")))
+        if pair not in pairs:
+            pairs.append(pair)
+    out = []
+    for name, data in pairs:
+        if not isinstance(name, str):
+            continue
+        try:
+            entry = registry.get_dataset(name)
+        except (ReproError, RuntimeError):
+            continue
+        found = importlib.util.find_spec(entry.module)
+        path = Path(found.origin) if found is not None and found.origin else None
+        module = entry.module
+        for folder in plugin_path_folders("repro.datasets"):
+            if path is not None and path.resolve().is_relative_to(folder.resolve()):
+                module = f"$REPRO_DATASET_PATH/{path.resolve().relative_to(folder.resolve()).as_posix()}"
+        sources = list(entry.sources)
+        if data == "authors" and entry.authors is not None:
+            sources += [n for n in entry.authors.sources if n not in sources]
+        try:
+            hashes = dataset_checksums(sources)
+        except ReproError:
+            hashes = {n: None for n in sources}
+        out.append({"dataset": name, "data": data, "module": module,
+                    "module_sha256": hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else None,
+                    "sources_sha256": hashes})
+    return out
 
 
 def check_output_dir(out: Path) -> Path:
@@ -334,6 +381,7 @@ def write_results(outcome: Any, *, command: str, dataset_sha256: dict[str, str])
             "platform": f"{platform.system()} {platform.machine()}",
             "argv": sys.argv,
             "datasets_sha256": dataset_sha256,
+            "datasets": datasets_ran(spec, config),
             "experiment_file": spec.path.name if spec.path else None,
             "with": user_method_refs(spec, config.profile),
         }

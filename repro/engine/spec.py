@@ -30,7 +30,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from repro.engine.claims import Claim, ClaimError, check_expression
+from repro.engine.claims import FUNCTIONS, Claim, ClaimError, check_expression
 from repro.engine.identity import BUILTIN_SCOPES, USER_KEY, StreamScope, canonical_json, setting_label
 from repro.engine.references import FULL, SEEDS, VARIANT, Reference, ReferenceDefaults
 from repro.errors import (
@@ -89,7 +89,8 @@ _REQUIRED = ("id", "title", "document", "section", "spec", "reproduces", "kind",
              "metrics")
 _PROFILE_KEYS = {"seeds": int, "est_seconds": (int, float), "params": dict, "grid": dict, "cells": list}
 _METRIC_KEYS = {"name": str, "description": str, "tolerance": (int, float), "unit": str}
-_CLAIM_KEYS = {"name": str, "expr": str, "threshold": (int, float, list), "source": str, "description": str}
+_CLAIM_KEYS = {"name": str, "expr": str, "threshold": (int, float, list), "source": str, "description": str,
+               "values": list}
 _REF_KEYS = {"metric": str, "value": (int, float), "source": str, "method": str, "setting": dict,
              "tolerance": (int, float), "conditions": dict}
 #: ``[reference]``: what every ``[[references]]`` entry of the file shares (repro/engine/references.py)
@@ -728,6 +729,12 @@ def merge_raw(base: Mapping[str, Any], child: Mapping[str, Any], *, where: str =
     for key, value in child.items():
         if key == APPEND:
             continue
+        if key in _BY_NAME and isinstance(value, list):   # one file names each entry once (a second would vanish)
+            names = [m.get("name") for m in value if isinstance(m, dict) and m.get("name") is not None]
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:
+                raise _err(where or "experiment file", key, f"{key[:-1]} {twice[0]!r} is declared twice; give each "
+                           "a unique name (an entry with a base entry's name replaces it)")
         if key in _BY_NAME and isinstance(out.get(key), list) and isinstance(value, list):
             merged = list(out[key])
             names = [m.get("name") if isinstance(m, dict) else None for m in merged]
@@ -966,7 +973,36 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
     _check_declared_values(spec)
     _check_placeholders(path, spec)
     _check_scope_seeds(spec)
+    _check_claim_names(spec)
     return _with_conditions(spec, defaults)
+
+
+def _check_claim_names(spec: ExperimentSpec) -> None:
+    """Every name a claim's expression uses is a metric, a fixed parameter, one of its declared ``values`` (the
+    report supplies them), ``threshold`` or a function; every selection ``m(...)`` names a metric; a filter's
+    ``method`` is a method the file declares (when it declares any). Otherwise the claim would be 'not
+    evaluable' on every run and vanish from the report: refused here, naming the claim and the file."""
+    path = spec.path or spec.id
+    params = set().union(*(spec.fixed_params(p) for p in spec.profiles))
+    methods = {str(v) for v in spec.declared_values("method")}
+    for i, claim in enumerate(spec.claims):
+        tree = ast.parse(claim.expr.strip(), mode="eval")
+        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and node.func.id not in FUNCTIONS:   # type: ignore[attr-defined]
+                if node.func.id not in spec.metric_names:   # type: ignore[attr-defined]
+                    raise _err(path, f"claims[{i}].expr", f"claim {claim.name!r} selects {node.func.id}(...), which "  # type: ignore[attr-defined]
+                               f"is not a metric of this file; metrics: {', '.join(spec.metric_names)}")
+                for kw in node.keywords:
+                    if kw.arg == "method" and methods and str(kw.value.value) not in methods:  # type: ignore[attr-defined]
+                        raise _err(path, f"claims[{i}].expr", f"claim {claim.name!r} filters method="
+                                   f"{kw.value.value!r}, which no cell of this file has; methods: "  # type: ignore[attr-defined]
+                                   f"{', '.join(sorted(methods))}")
+            elif isinstance(node, ast.Name) and id(node) not in called and node.id not in (
+                    "threshold", *FUNCTIONS, *spec.metric_names, *params, *claim.values):
+                raise _err(path, f"claims[{i}].expr", f"claim {claim.name!r} names {node.id!r}, which is no metric, "
+                           f"fixed parameter or declared value of this file (a value the report supplies is listed "
+                           f"in the claim's `values`); metrics: {', '.join(spec.metric_names)}")
 
 
 def _typed_conditions(spec: ExperimentSpec, table: Mapping[str, Any], where: str) -> dict[str, tuple[Any, ...]]:
@@ -1083,11 +1119,15 @@ def _parse_claims(path: Path, claims: list[Any]) -> tuple[Claim, ...]:
             raise _err(path, f"claims[{i}].expr", str(exc)) from None
         if threshold is None and any(getattr(n, "id", None) == "threshold" for n in ast.walk(tree)):
             raise _err(path, f"claims[{i}].threshold", "the expression uses `threshold` but the claim declares none")
+        values = c.get("values", [])
+        if not all(isinstance(v, str) and v.isidentifier() for v in values):
+            raise _err(path, f"claims[{i}].values", "must be an array of the names of values the report supplies")
         out.append(Claim(name=c["name"], expr=c["expr"], source=c["source"], threshold=threshold,
-                         description=c.get("description", "")))
+                         description=c.get("description", ""), values=tuple(values)))
     names = [c.name for c in out]
-    if len(set(names)) != len(names):
-        raise _err(path, "claims", "claim names must be unique")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise _err(path, "claims", f"claim {twice[0]!r} is declared twice; claim names must be unique")
     return tuple(out)
 
 
@@ -1321,11 +1361,35 @@ def check_study(spec: ExperimentSpec, study: Any) -> None:
         if unknown:
             raise _err(where, key, f"{unknown} are not {what} of study {spec.trial}; it declares: "
                        f"{', '.join(declared)}")
+    _check_claim_filters(spec, study, axes)
     missing = [s for s in study.scopes if s not in spec.scopes]
     if missing:
         raise _err(where, "scopes", f"study {spec.trial} draws from the random-stream scope(s) {missing}, which this "
                    f"file does not declare; add e.g. `[scopes] {missing[0]} = {{ family = \"<name>\" }}` (or "
                    "extend the base that declares it)")
+
+
+def _check_claim_filters(spec: ExperimentSpec, study: Any, axes: set[str]) -> None:
+    """A claim's filters name summary columns (the grid/cell keys, ``method``, ``dataset``, the study's ``index``
+    and ``values``) and its ``method`` filters a method of the file or the study (one line naming the claim)."""
+    from repro.engine.claims import _split_filter
+
+    where = spec.path or spec.id
+    columns = axes | {"method", "dataset"} | set(study.index) | set(study.values)
+    methods = {str(v) for v in spec.declared_values("method")} | set(study.methods or ())
+    for i, claim in enumerate(spec.claims):
+        for node in ast.walk(ast.parse(claim.expr.strip(), mode="eval")):
+            if not isinstance(node, ast.Call) or node.func.id in FUNCTIONS:   # type: ignore[attr-defined]
+                continue
+            for kw in node.keywords:
+                key = _split_filter(str(kw.arg))[0]
+                if key not in columns:
+                    raise _err(where, f"claims[{i}].expr", f"claim {claim.name!r} filters on {key!r}, which is no "
+                               f"column of this result's summary; columns: {', '.join(sorted(columns))}")
+                if key == "method" and methods and str(kw.value.value) not in methods:  # type: ignore[attr-defined]
+                    raise _err(where, f"claims[{i}].expr", f"claim {claim.name!r} filters method="
+                               f"{kw.value.value!r}, which is no method of this result; methods: "  # type: ignore[attr-defined]
+                               f"{', '.join(sorted(methods))}")
 
 
 _STUDIES: dict[tuple[str, str], Any] = {}
