@@ -83,8 +83,7 @@ def _imported_modules(tree: ast.AST, package: str) -> set[str]:
             # ``from repro.pkg import module`` imports a module, not a name
             found.update(f"{base}.{a.name}" for a in node.names
                          if base.startswith("repro") and module_exists(f"{base}.{a.name}"))
-    found.update(_plugin_modules(tree))
-    return {m for m in found if m.startswith("repro")}
+    return {m for m in found if m.startswith("repro")} | _plugin_modules(tree)
 
 
 #: plugin packages whose registry also scans the folders of an environment variable (os.pathsep-separated):

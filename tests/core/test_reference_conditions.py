@@ -17,7 +17,6 @@ import pytest
 
 from repro.engine import runner
 from repro.engine.identity import USER_KEY
-from repro.engine.references import SEEDS, VARIANT, same_value
 from repro.engine.runner import RunConfig, run_experiment
 from repro.engine.spec import ExperimentSpec, load_all
 from repro.engine.study import load_study
@@ -25,6 +24,28 @@ from repro.engine.trial import TrialOutput
 from repro.errors import InvalidParameterError
 
 SPECS = load_all(strict=True)
+VARIANT, SEEDS = "variant", "seeds"
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equal as typed values (numbers to 1e-12 relative, lists element-wise, else by text)."""
+    a, b = (x.item() if hasattr(x, "item") else x for x in (a, b))
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b) and all(
+            same_value(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-15)
+    return str(a) == str(b)
+
+
+class _Declared:
+    """A file's ``[reference]`` declaration: judged profiles, conditions, inert keys (none declared: full's)."""
+
+    def __init__(self, spec: ExperimentSpec) -> None:
+        own = getattr(spec, "reference_defaults", None)
+        self.profiles = tuple(own.profiles) if own else ("full",)
+        self.conditions = dict(own.conditions) if own else {}
+        self.inert = dict(own.inert) if own else {}
 
 
 def _fake_pending(spec: ExperimentSpec):
@@ -62,8 +83,8 @@ def _allowed(spec: ExperimentSpec) -> dict[str, list[Any]]:
         for k, v in cell.items():
             if k != USER_KEY:
                 out.setdefault(k, []).append(v)
-    out.update({k: list(v) for k, v in spec.reference_defaults.conditions.items() if k not in (VARIANT, SEEDS)})
-    for key in spec.reference_defaults.inert:
+    out.update({k: list(v) for k, v in _Declared(spec).conditions.items() if k not in (VARIANT, SEEDS)})
+    for key in _Declared(spec).inert:
         out.pop(key, None)
     return out
 
@@ -83,12 +104,12 @@ def _check(spec: ExperimentSpec, config: RunConfig, monkeypatch: pytest.MonkeyPa
     judged = summary[mask]
     fixed = spec.fixed_params(config.profile, outcome.config.overrides)
     variant = config.variant or spec.default_variant
-    variants = spec.reference_defaults.conditions.get(VARIANT, (spec.default_variant,))
-    least = spec.reference_defaults.conditions.get(SEEDS, (spec.profile("full").seeds,))[0]
+    variants = _Declared(spec).conditions.get(VARIANT, (spec.default_variant,))
+    least = _Declared(spec).conditions.get(SEEDS, (spec.profile("full").seeds,))[0]
     allowed = _allowed(spec)
     for row in judged.to_dict("records"):
         where = f"{spec.id} {config.profile} {dict(config.overrides)} variant {variant}, row {row['method']} {row['setting']} {row['metric']}"
-        assert config.profile in spec.reference_defaults.profiles, f"{where}: judged at profile {config.profile}"
+        assert config.profile in _Declared(spec).profiles, f"{where}: judged at profile {config.profile}"
         assert variant in variants, f"{where}: judged at variant {variant}"
         assert outcome.n_seeds >= least, f"{where}: judged with {outcome.n_seeds} seeds"
         for key, values in allowed.items():
@@ -203,7 +224,7 @@ def test_the_declared_inert_keys_are_settable_and_say_why() -> None:
     declared = 0
     for spec in SPECS.values():
         settable = set().union(*(spec.settable_keys(p) for p in spec.profiles))
-        for key, why in spec.reference_defaults.inert.items():
+        for key, why in _Declared(spec).inert.items():
             declared += 1
             assert key in settable and len(why.split()) >= 4, (spec.id, key, why)
     assert declared   # the families declare theirs (only_method, plotting keys)
