@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -44,7 +45,7 @@ from repro.engine.spec import ExperimentSpec
 from repro.engine.user_method import USER_KEY
 from repro.errors import InvalidParameterError, NoResultsError
 
-__all__ = ["ResultBundle", "check_output_dir", "not_comparable", "verdict_counts", "clean_stale_partials", "result_dir", "run_dir", "write_results",
+__all__ = ["ResultBundle", "check_output_dir", "not_comparable", "verdict_counts", "figure_mark", "clean_stale_partials", "result_dir", "run_dir", "write_results",
            "software_versions", "git_commit"]
 
 _VERSIONED = ("numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "matplotlib", "dp-accounting",
@@ -318,8 +319,50 @@ def report_hook(spec: ExperimentSpec, name: str) -> Any:
     return getattr(importlib.import_module(report_module_name(spec)), name, None)
 
 
+def figure_mark(bundle: ResultBundle) -> str | None:
+    """The words every figure of ``bundle`` carries when its paper values are not comparable (the same rule as
+    the summary: repro/engine/references.py), or None: a run at a profile its file does not judge (smoke: a
+    wiring check) or whose rows do not meet their references' conditions shows the paper's points as context."""
+    context, reason = not_comparable(bundle.summary)
+    judged = bundle.spec.reference_defaults.profiles
+    if bundle.profile and bundle.profile not in judged:
+        what = ("smoke profile: wiring check, not a reproduction" if bundle.profile == "smoke"
+                else f"{bundle.profile} profile: a reduced run, not the paper's configuration")
+        return what + ("; paper points are context only" if bundle.spec.references else "")
+    if context:
+        return f"not comparable to the paper ({reason}); paper points are context only"
+    return None
+
+
+@contextmanager
+def _marked(text: str | None) -> Any:
+    """While the study draws: every figure it saves carries ``text`` above its top, and above its suptitle (red,
+    boxed; the studies save with a tight bounding box, which grows to hold it)."""
+    if text is None:
+        yield
+        return
+    from matplotlib.figure import Figure
+
+    original = Figure.savefig
+
+    def savefig(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not getattr(self, "_repro_marked", False):
+            top = max([1.0, *(t.get_position()[1] + 0.04 for t in self.texts if t.get_position()[1] >= 0.9)])
+            self.text(0.5, top, text, ha="center", va="bottom", fontsize=9, color="#b00000", weight="bold",
+                      bbox={"facecolor": "white", "edgecolor": "#b00000", "pad": 2})   # above it: a tight save grows
+            self._repro_marked = True
+        return original(self, *args, **kwargs)
+
+    Figure.savefig = savefig  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Figure.savefig = original  # type: ignore[method-assign]
+
+
 def draw_figures(bundle: ResultBundle, outdir: Path) -> list[Path]:
-    """Call the study's ``plot`` on saved results (no-op if the study has no figures)."""
+    """Call the study's ``plot`` on saved results (no-op if the study has no figures); a figure whose paper
+    values are not comparable carries :func:`figure_mark` across its top."""
     plot = report_hook(bundle.spec, "plot")
     if plot is None:
         return []
@@ -329,7 +372,8 @@ def draw_figures(bundle: ResultBundle, outdir: Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     try:
-        return list(plot(bundle, outdir))
+        with _marked(figure_mark(bundle)):
+            return list(plot(bundle, outdir))
     finally:
         plt.close("all")
 
