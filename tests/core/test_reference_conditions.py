@@ -228,3 +228,26 @@ def test_the_declared_inert_keys_are_settable_and_say_why() -> None:
             declared += 1
             assert key in settable and len(why.split()) >= 4, (spec.id, key, why)
     assert declared   # the families declare theirs (only_method, plotting keys)
+
+
+@pytest.mark.parametrize(("experiment_id", "profile", "overrides", "reason"), [
+    ("thesis-table-3.1", "smoke", {"dataset": ["credit-card"]}, "dataset: credit-card ≠ adult"),
+    ("thesis-table-3.1", "full", {"dataset": ["credit-card"]}, "dataset: credit-card ≠ adult"),
+    ("dpfermi-fig-2", "full", {"epochs": ["5"]}, "epochs: 5 ≠ 200"),
+    ("dpfermi-fig-2", "smoke", {}, "profile: smoke ≠ full"),
+])
+def test_the_issue_s_runs_are_not_comparable_with_the_reason(experiment_id: str, profile: str, overrides: dict,
+                                                             reason: str, monkeypatch: pytest.MonkeyPatch,
+                                                             tmp_path) -> None:
+    """`repro run thesis-table-3.1 --set dataset=credit-card` and `repro run dpfermi-fig-2 --set epochs=5 --profile
+    full` (their plan and summary, trials faked): every paper value is context, with the condition that differs."""
+    spec = SPECS[experiment_id]
+    monkeypatch.setattr(runner, "_run_pending", _fake_pending(spec))
+    summary = run_experiment(spec, RunConfig(out=tmp_path, profile=profile, overrides=overrides,
+                                             use_cache=False)).summary
+    with_paper = summary[summary["paper"].notna()]
+    assert len(with_paper) > 0 and summary["within"].isna().all()
+    assert (with_paper["comparable"] == False).all()   # noqa: E712 - the column's value, not truthiness
+    assert set(with_paper["condition"]) == {reason}
+    if "dataset" in overrides:
+        assert set(summary["dataset"]) == {"credit-card"}
