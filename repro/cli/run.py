@@ -23,7 +23,7 @@ from repro.cli._common import (
 )
 from repro.engine.report import comparison_rows, format_text, verdict_line
 from repro.engine.results import check_output_dir, write_results
-from repro.engine.runner import BACKENDS, RunConfig, plan_size, plan_trials, run_experiment
+from repro.engine.runner import BACKENDS, Plan, RunConfig, build_plan, plan_size, run_experiment, typed_config
 from repro.engine.spec import ExperimentSpec, study_of
 from repro.engine.user_method import USER_KEY, load_user_method, with_user_method
 from repro.errors import InvalidParameterError
@@ -103,16 +103,17 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         check_data_dir()
         check_mirror()
     configs = _per_result_configs(specs, config, run_all="all" in ids)
-    for spec, spec_config in zip(specs, configs, strict=True):  # validate everything (variant, --set) before running anything
-        _plan_with_feedback(spec, spec_config, quiet)
+    # validate everything (variant, --set) before running anything; each result's plan is built once, here
+    plans = [_plan_with_feedback(spec, spec_config, quiet) for spec, spec_config in zip(specs, configs, strict=True)]
     command = "repro " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else "repro run"
     tracker = _tracker(specs, configs) if len(specs) > 1 and not quiet else None
     clock = run_progress.Clock()
-    for index, (spec, spec_config) in enumerate(zip(specs, configs, strict=True)):
+    for index, (spec, spec_config, plan) in enumerate(zip(specs, configs, plans, strict=True)):
         if tracker is not None:
             click.echo(f"[{index + 1}/{len(specs)}] {spec.id}: "
                        + run_progress.status_line(tracker, tracker.start(index, clock())), err=True)
-        outcome = _run_one(spec, spec_config, quiet, tracker)
+        outcome = _run_one(spec, spec_config, quiet, tracker, plan)
+        spec_config = outcome.config   # typed, the keys without effect dropped
         directory = write_results(outcome, command=command, dataset_sha256=_dataset_checksums(spec, spec_config))
         if tracker is not None:
             tracker.finish(index, outcome.wall_seconds, cached_only=outcome.n_cached == outcome.n_trials)
@@ -199,23 +200,28 @@ def _with_user_methods(specs: list[ExperimentSpec], refs: tuple[str, ...]) -> li
     return out
 
 
-def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) -> None:
-    """Validate ``spec`` under ``config`` by planning it; announce a plan large enough to take a while."""
-    total, n_cells, n_seeds = plan_size(spec, config)   # refused in one line when it cannot fit
+def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) -> Plan:
+    """Validate ``spec`` under ``config`` by planning it (once: the plan is what runs); announce a plan large
+    enough to take a while."""
+    config = typed_config(spec, config)   # unknown keys and values refused in one line; typed once
+    size = plan_size(spec, config)   # refused in one line when it cannot fit
+    total, n_cells, n_seeds = size
     large = total > PLAN_WARN_TRIALS
     if large:
         click.echo(f"{spec.id}: planning {total:,} trials ({n_cells:,} cells x {n_seeds:,} seeds); "
                    "large plans take seconds to hash and minutes or more to run (fewer --seeds is quicker)",
                    err=True)
     start = time.perf_counter()
-    plan_trials(spec, config)
+    plan = build_plan(spec, config, size=size)
     if large and not quiet:
         click.echo(f"{spec.id}: planned {total:,} trials in {time.perf_counter() - start:.1f} s", err=True)
+    return plan
 
 
-def _run_one(spec, config: RunConfig, quiet: bool, tracker: run_progress.RunProgress | None = None):
+def _run_one(spec, config: RunConfig, quiet: bool, tracker: run_progress.RunProgress | None = None,
+             plan: Plan | None = None):
     if quiet:
-        return run_experiment(spec, config)
+        return run_experiment(spec, config, plan=plan)
     state = {"last": 0, "cached": None}
     clock = run_progress.Clock()
 
@@ -236,4 +242,4 @@ def _run_one(spec, config: RunConfig, quiet: bool, tracker: run_progress.RunProg
             step, state["last"] = done - state["last"], done
             bar.update(step, current_item=done)
 
-        return run_experiment(spec, config, progress=progress)
+        return run_experiment(spec, config, plan=plan, progress=progress)

@@ -40,7 +40,8 @@ from repro.engine.warnings_capture import capture as capture_warnings
 from repro.engine.warnings_capture import summary_lines
 from repro.errors import InvalidParameterError, ReproError, TrialFailedError
 
-__all__ = ["BACKENDS", "MAX_TRIALS", "RunConfig", "RunOutcome", "TrialTask", "check_plan", "drop_inert_overrides",
+__all__ = ["BACKENDS", "MAX_TRIALS", "Plan", "RunConfig", "RunOutcome", "TrialTask", "build_plan", "check_plan",
+           "drop_inert_overrides", "typed_config",
            "plan_size", "plan_trials", "run_experiment", "run_facts", "summarize", "SUMMARY_COLUMNS"]
 
 log = logging.getLogger(__name__)
@@ -134,21 +135,28 @@ MAX_TRIALS = 1_000_000
 TRIAL_BYTES = 1024
 
 
+def typed_config(spec: ExperimentSpec, config: RunConfig) -> RunConfig:
+    """``config`` with its ``--set`` values typed for ``spec`` (:meth:`ExperimentSpec.coerce_overrides`), after a
+    key the experiment does not have is refused (its values have no type to check). Typed values pass through."""
+    settable = spec.settable_keys(config.profile)
+    for key in config.overrides:
+        if key not in settable:
+            raise InvalidParameterError(
+                f"--set {key}: {spec.id!r} has no parameter {key!r}; settable: {', '.join(sorted(settable))}"
+            )
+    return replace(config, overrides=spec.coerce_overrides(config.overrides))
+
+
 def plan_size(spec: ExperimentSpec, config: RunConfig) -> tuple[int, int, int]:
     """(trials, cells, seeds) of the run, counted before anything is built.
 
     Raises
     ------
     InvalidParameterError
-        When the count exceeds :data:`MAX_TRIALS`: one line with the count and the limit.
+        For a ``--set`` key the experiment does not have, and when the count exceeds :data:`MAX_TRIALS`: one
+        line with the count and the limit.
     """
-    settable = spec.settable_keys(config.profile)
-    for key in config.overrides:   # an unknown key first: its values have no type to check
-        if key not in settable:
-            raise InvalidParameterError(
-                f"--set {key}: {spec.id!r} has no parameter {key!r}; settable: {', '.join(sorted(settable))}"
-            )
-    overrides = spec.coerce_overrides(config.overrides)
+    overrides = typed_config(spec, config).overrides
     n_cells = len(spec.expand_cells(config.profile, overrides))
     n_seeds = config.seeds or spec.profile(config.profile).seeds
     total = n_cells * n_seeds
@@ -184,27 +192,59 @@ def check_plan(spec: ExperimentSpec, config: RunConfig) -> dict[str, str]:
 
 def drop_inert_overrides(spec: ExperimentSpec, config: RunConfig) -> RunConfig:
     """``config`` without the ``--set`` keys that have no effect (:func:`check_plan`), each named in a warning, so
-    they make no results folder of their own."""
+    they make no results folder of their own; its overrides typed (:meth:`ExperimentSpec.coerce_overrides`)."""
+    config = replace(config, overrides=spec.coerce_overrides(config.overrides))
     inert = {k: why for k, why in check_plan(spec, config).items() if k in config.overrides}
     for key, why in inert.items():
         log.warning("--set %s has no effect on %s (%s); ignored: the results go to the folder of the run "
                     "without it", key, spec.id, why)
     if not inert:
         return config
-    return replace(config, overrides={k: v for k, v in config.overrides.items() if k not in inert})
+    return replace(config, overrides=config.overrides.without(inert))   # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A run planned once per command (:func:`build_plan`) and passed down: its config (``--set`` values typed,
+    the keys without effect dropped), size and tasks."""
+
+    spec: ExperimentSpec
+    config: RunConfig
+    variant: str
+    n_cells: int
+    n_seeds: int
+    tasks: list[TrialTask]
+
+    @property
+    def total(self) -> int:
+        return len(self.tasks)
+
+
+def build_plan(spec: ExperimentSpec, config: RunConfig, *, size: tuple[int, int, int] | None = None) -> Plan:
+    """Validate and plan a run of ``spec`` under ``config``: unknown keys, typed values and the trial count
+    (:func:`plan_size`; ``size``: its result, when the caller counted first), the study's check
+    (:func:`drop_inert_overrides`), then the tasks. Each step runs once; ``repro run`` builds the plan while it
+    validates every result, then runs it."""
+    variant = spec.check_variant(config.variant)
+    config = typed_config(spec, config)   # unknown keys, typed values (once: they pass through after)
+    if size is None:
+        size = plan_size(spec, config)   # the trial count
+    _, n_cells, n_seeds = size
+    config = drop_inert_overrides(spec, config)
+    return Plan(spec, config, variant, n_cells, n_seeds, _tasks(spec, config, variant))
 
 
 def plan_trials(spec: ExperimentSpec, config: RunConfig) -> list[TrialTask]:
-    """Expand grid × seeds into tasks (deterministic order: cells, then repetitions).
+    """Expand grid × seeds into tasks (deterministic order: cells, then repetitions): :func:`build_plan`'s tasks.
 
-    ``config.overrides`` must already be typed (:meth:`ExperimentSpec.coerce_overrides`, which
-    :func:`run_experiment` applies); the file's own values are typed here. Each task's
-    :class:`TrialKey` is the single source of its seed, its cache key and its summary group.
+    Each task's :class:`TrialKey` is the single source of its seed, its cache key and its summary group.
     """
-    variant = spec.check_variant(config.variant)
-    plan_size(spec, config)   # unknown keys, typed values, the trial count
+    return build_plan(spec, config).tasks
+
+
+def _tasks(spec: ExperimentSpec, config: RunConfig, variant: str) -> list[TrialTask]:
+    """The tasks of a checked ``config`` (typed overrides)."""
     overrides = spec.coerce_overrides(config.overrides)
-    check_plan(spec, config)
     fixed = spec.fixed_params(config.profile, overrides)
     cells = spec.expand_cells(config.profile, overrides)
     n_seeds = config.seeds or spec.profile(config.profile).seeds
@@ -343,9 +383,10 @@ def _keep_compiled_programs(config: RunConfig) -> None:
     os.environ.setdefault("REPRO_XLA_CACHE", str((config.cache_root / "xla").absolute()) if config.use_cache else "off")
 
 
-def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
+def run_experiment(spec: ExperimentSpec, config: RunConfig, *, plan: Plan | None = None,
                    progress: ProgressFn | None = None) -> RunOutcome:
-    """Run (or load from cache) every trial of ``spec`` under ``config`` and aggregate them.
+    """Run (or load from cache) every trial of ``spec`` under ``config`` and aggregate them; ``plan``: the run's
+    :func:`build_plan`, when the caller built it already (it is built here otherwise).
 
     Raises
     ------
@@ -354,12 +395,9 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
     """
     start = time.perf_counter()
     _keep_compiled_programs(config)
-    if config.overrides:  # typed once: every spelling of a value names the same trials and folder
-        config = replace(config, overrides=spec.coerce_overrides(config.overrides))
-        config = drop_inert_overrides(spec, config)
+    plan = plan if plan is not None else build_plan(spec, config)   # typed once: every spelling names the same trials
+    config, tasks, variant = plan.config, plan.tasks, plan.variant
     outputs = declared_outputs(spec)
-    tasks = plan_trials(spec, config)
-    variant = spec.check_variant(config.variant)
     cache = TrialCache(config.cache_root, spec.id, validate=_valid_entry)
     results: dict[int, tuple[TrialOutput, float, bool]] = {}
     pending = []

@@ -50,6 +50,7 @@ __all__ = [
     "Metric",
     "Profile",
     "Reference",
+    "TypedOverrides",
     "experiments_dir",
     "format_setting",
     "load_experiment",
@@ -276,10 +277,10 @@ class ExperimentSpec:
                      ) -> dict[str, Any]:
         """Fixed params of ``profile`` (experiment params updated by the profile's).
 
-        ``overrides`` are validated first (:meth:`validate_overrides`).
+        ``overrides`` are typed first (:meth:`coerce_overrides`; nothing is redone for typed ones).
         """
         if overrides:
-            self.validate_overrides(overrides)
+            overrides = self.coerce_overrides(overrides)
         params = dict(self.params)
         params.update(self.profile(profile).params)
         for key, values in (overrides or {}).items():
@@ -419,7 +420,9 @@ class ExperimentSpec:
         value, so it names the same trials, seeds, cache entries and paper values. A value given
         twice in one ``--set`` (after typing: ``epsilon=1,1.0``) is an error.
         """
-        out: dict[str, list[Any]] = {}
+        if isinstance(overrides, TypedOverrides) and overrides.owner == self.id:
+            return overrides   # typed once per command (the plan passes them down)
+        out = TypedOverrides(owner=self.id)
         for key, values in overrides.items():
             typed: list[Any] = []
             for value in values:
@@ -434,6 +437,20 @@ class ExperimentSpec:
     def validate_overrides(self, overrides: Mapping[str, Sequence[Any]]) -> None:
         """Check ``--set`` values (:meth:`coerce_overrides`) without keeping the typed values."""
         self.coerce_overrides(overrides)
+
+
+class TypedOverrides(dict):  # type: ignore[type-arg]
+    """``--set`` values typed by :meth:`ExperimentSpec.coerce_overrides` for the experiment ``owner``: passed
+    down as they are, they are never typed again."""
+
+    def __init__(self, *args: Any, owner: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.owner = owner
+
+    def without(self, keys: Iterable[str]) -> TypedOverrides:
+        """The same typed values less ``keys``."""
+        drop = set(keys)
+        return TypedOverrides({k: v for k, v in self.items() if k not in drop}, owner=self.owner)
 
 
 def _coerce(kind: str, value: Any) -> Any:
