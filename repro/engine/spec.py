@@ -950,20 +950,7 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
             raise _err(path, f"profiles.{name}", "is required (every experiment has smoke and full)")
 
     defaults = raw.get("reference", {})
-    _check_keys(path, "reference.", defaults, _REF_DEFAULT_KEYS)
-    refs = []
-    for i, r in enumerate(raw.get("references", [])):
-        if not isinstance(r, dict):
-            raise _err(path, f"references[{i}]", "must be a table")
-        _check_keys(path, f"references[{i}].", r, _REF_KEYS, ("metric", "value"))
-        if "source" not in r and "source" not in defaults:
-            raise _err(path, f"references[{i}].source", "is required (or a [reference] source default)")
-        if r["metric"] not in names:
-            raise _err(path, f"references[{i}].metric", f"{r['metric']!r} is not a declared metric; "
-                       f"declared: {', '.join(names)}")
-        refs.append(Reference(metric=r["metric"], value=float(r["value"]), source=r.get("source", defaults.get("source")),
-                              method=r.get("method"), setting=dict(r.get("setting", {})),
-                              tolerance=_opt_float(r.get("tolerance")), conditions=dict(r.get("conditions", {}))))
+    refs = _parse_references(path, raw.get("references", []), defaults, names)
 
     variants = raw.get("variants", ["paper"])
     if not variants or not all(isinstance(v, str) for v in variants):
@@ -992,6 +979,29 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
     _check_scope_seeds(spec)
     _check_claim_names(spec)
     return _with_conditions(spec, defaults)
+
+
+def _parse_references(path: Path, entries: list[Any], defaults: Mapping[str, Any], metrics: Sequence[str]
+                      ) -> list[Reference]:
+    """``[[references]]`` (their ``conditions`` still raw: :func:`_with_conditions` types them) under the file's
+    ``[reference]`` table ``defaults``: each entry's ``source`` defaults to the table's."""
+    _check_keys(path, "reference.", defaults, _REF_DEFAULT_KEYS)
+    refs = []
+    for i, r in enumerate(entries):
+        if not isinstance(r, dict):
+            raise _err(path, f"references[{i}]", "must be a table")
+        _check_keys(path, f"references[{i}].", r, _REF_KEYS, ("metric", "value"))
+        if "source" not in r and "source" not in defaults:
+            raise _err(path, f"references[{i}].source", "is required (or a [reference] source default)")
+        if r["metric"] not in metrics:
+            raise _err(path, f"references[{i}].metric", f"{r['metric']!r} is not a declared metric; "
+                       f"declared: {', '.join(metrics)}")
+        tolerance = r.get("tolerance")
+        refs.append(Reference(metric=r["metric"], value=float(r["value"]), source=r.get("source", defaults.get("source")),
+                              method=r.get("method"), setting=dict(r.get("setting", {})),
+                              tolerance=None if tolerance is None else float(tolerance),
+                              conditions=dict(r.get("conditions", {}))))
+    return refs
 
 
 def _check_claim_names(spec: ExperimentSpec) -> None:
