@@ -12,7 +12,15 @@ import pandas as pd
 
 from repro.engine.cache import atomic_write_text
 from repro.engine.citations import resolve as resolve_citations
-from repro.engine.results import ResultBundle, honour_umask, not_comparable, report_hook, verdict_counts
+from repro.engine.results import (
+    NOT_COMPARABLE,
+    ResultBundle,
+    honour_umask,
+    not_comparable,
+    report_hook,
+    verdict_counts,
+    verdict_line,
+)
 from repro.engine.spec import ExperimentSpec
 from repro.errors import NoResultsError
 
@@ -48,10 +56,6 @@ def smoke_verdicts_shown(spec: ExperimentSpec) -> bool:
     return spec.kind in EXACT_KINDS
 
 
-#: the verdict of a row whose run does not meet its reference's conditions (repro/engine/references.py)
-NOT_COMPARABLE = "not comparable"
-
-
 def comparison_rows(summary: pd.DataFrame, *, only_paper: bool = False, verdicts: bool = True) -> list[list[str]]:
     """Rows of the paper-vs-ours table (strings), one per summary row.
 
@@ -74,26 +78,6 @@ def comparison_rows(summary: pd.DataFrame, *, only_paper: bool = False, verdicts
                      _num(r.diff) if has_paper and not context else "",
                      _num(r.tolerance) if has_paper and not context else "", verdict])
     return rows
-
-
-def verdict_line(summary: pd.DataFrame, *, hidden: bool = False) -> str:
-    """One line on a run's paper comparisons: how many lie within tolerance, and how many paper values are
-    context only (the run does not meet their conditions), with the first reason. ``hidden``: results saved
-    before the ``comparable`` column whose verdicts were not meant to be read (smoke)."""
-    ok, judged = verdict_counts(summary)
-    context, reason = not_comparable(summary)
-    n_paper = int(summary["paper"].notna().sum()) if "paper" in summary else 0
-    parts = []
-    if judged and hidden:
-        parts.append(f"not judged: smoke profile ({judged} paper values; run `--profile full`)")
-    elif judged:
-        parts.append(f"{ok} of {judged} paper comparisons within tolerance")
-    if context:
-        parts.append(f"{context} paper values {NOT_COMPARABLE} (shown as context: {reason})")
-    shown = n_paper - judged - context
-    if shown > 0:
-        parts.append(f"{shown} paper values shown (no tolerance declared: none is judged)")
-    return "; ".join(parts) if parts else "no numeric paper values to compare (see the notes)"
 
 
 def format_markdown(rows: Sequence[Sequence[str]], header: Sequence[str] = _HEADER) -> str:

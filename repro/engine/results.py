@@ -45,7 +45,7 @@ from repro.engine.spec import ExperimentSpec
 from repro.engine.user_method import USER_KEY
 from repro.errors import InvalidParameterError, NoResultsError
 
-__all__ = ["ResultBundle", "check_output_dir", "not_comparable", "verdict_counts", "figure_mark", "clean_stale_partials", "result_dir", "run_dir", "write_results",
+__all__ = ["ResultBundle", "check_output_dir", "not_comparable", "verdict_counts", "verdict_line", "figure_mark", "NOT_COMPARABLE", "clean_stale_partials", "result_dir", "run_dir", "write_results",
            "software_versions", "git_commit"]
 
 _VERSIONED = ("numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "matplotlib", "dp-accounting",
@@ -305,6 +305,30 @@ def not_comparable(summary: pd.DataFrame) -> tuple[int, str]:
         return 0, ""
     reason = rows["condition"].dropna().astype(str) if "condition" in rows else pd.Series(dtype=str)
     return len(rows), (reason.iloc[0] if not reason.empty else "")
+
+
+#: the verdict of a row whose run does not meet its reference's conditions (repro/engine/references.py)
+NOT_COMPARABLE = "not comparable"
+
+
+def verdict_line(summary: pd.DataFrame, *, hidden: bool = False) -> str:
+    """One line on a run's paper comparisons: how many lie within tolerance, and how many paper values are
+    context only (the run does not meet their conditions), with the first reason. ``hidden``: results saved
+    before the ``comparable`` column whose verdicts were not meant to be read (smoke)."""
+    ok, judged = verdict_counts(summary)
+    context, reason = not_comparable(summary)
+    n_paper = int(summary["paper"].notna().sum()) if "paper" in summary else 0
+    parts = []
+    if judged and hidden:
+        parts.append(f"not judged: smoke profile ({judged} paper values; run `--profile full`)")
+    elif judged:
+        parts.append(f"{ok} of {judged} paper comparisons within tolerance")
+    if context:
+        parts.append(f"{context} paper values {NOT_COMPARABLE} (shown as context: {reason})")
+    shown = n_paper - judged - context
+    if shown > 0:
+        parts.append(f"{shown} paper values shown (no tolerance declared: none is judged)")
+    return "; ".join(parts) if parts else "no numeric paper values to compare (see the notes)"
 
 
 def report_module_name(spec: ExperimentSpec) -> str:
