@@ -143,7 +143,9 @@ def _verdict_text(bundle: ResultBundle) -> str:
     own = report_hook(bundle.spec, "fidelity_verdict")
     text = own(bundle) if own is not None else None
     if text:  # the study's own reading (e.g. DP-FERMI: primary setting, released errata excluded)
-        return f"{text} [all rows of the table: {line}]"
+        context, reason = not_comparable(bundle.summary)
+        also = f"; {context} {NOT_COMPARABLE}: {reason}" if context else ""
+        return f"{text} [all rows of the table: {ok} of {judged}{also}]"
     return line
 
 
