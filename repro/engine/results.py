@@ -5,7 +5,10 @@ Files (columns documented in the README):
 - ``trials.csv``: one row per trial record (result_id, method, setting, repetition, the cell's
   parameters, the metrics, seconds, cached).
 - ``summary.csv``: one row per (method, setting, metric) with the leading columns
-  ``result_id, method, setting, metric, n, mean, std, paper, diff, tolerance, within``.
+  ``result_id, method, setting, metric, n, mean, std, paper, diff, tolerance, within, comparable, paper_source,
+  condition``, then ``dataset`` and the other typed index columns. ``comparable`` is false where the run does not
+  meet the conditions of the row's paper value (repro/engine/references.py): ``paper`` is context,
+  ``diff``/``tolerance``/``within`` are empty, and ``condition`` names the first condition that differs.
 - ``tables/<name>.csv``: extra tables returned by trials (per-hypothesis tables, curves...).
 - figures as ``<stem>.png`` and ``<stem>.pdf``.
 - ``run.json``: command, config, versions, git commit, wall time, status, and the datasets that ran
