@@ -125,7 +125,8 @@ def _present(v: Any) -> bool:
 
 
 def _alternatives(spec: ExperimentSpec, key: str, current: Any) -> list[Any]:
-    """Another value of ``key``'s domain than ``current`` (a list parameter: another list), as ``--set`` text."""
+    """Other values of ``key``'s domain than ``current``: every other one of a listed domain or a text key (each
+    dataset, data mode, method), one changed number (a list parameter: another list)."""
     domain = spec.domains.get(key)
     if isinstance(current, list):
         if len(current) > 1:
@@ -147,15 +148,17 @@ def _alternatives(spec: ExperimentSpec, key: str, current: Any) -> list[Any]:
                       *domain.get("also", ())] if isinstance(domain, dict) else [_bump(current)]
     else:
         candidates = spec.declared_values(key)
-    out = []
+    every = isinstance(domain, list) or isinstance(current, str)   # each other dataset, data mode, word
+    out: list[Any] = []
     for c in candidates:
         try:
             typed = spec.coerce(key, c)
         except InvalidParameterError:
             continue
-        if not same_value(typed, current):
+        if not same_value(typed, current) and not any(same_value(typed, spec.coerce(key, o)) for o in out):
             out.append(c)
-            break
+            if not every:
+                break
     return out
 
 
