@@ -198,15 +198,12 @@ def find_reference(references: Sequence[Reference], method: str, metric: str,
 # --------------------------------------------------------------------------- reading them from a file
 # (``[reference]``, ``[[references]]`` and ``[[claims]]``; repro/engine/spec.py calls these while it loads a file)
 
+#: the keys of a ``[[claims]]`` entry, of a ``[[references]]`` entry and of the ``[reference]`` table (what every
+#: entry of the file shares)
 _CLAIM_KEYS = {"name": str, "expr": str, "threshold": (int, float, list), "source": str, "description": str,
                "values": list}
-
-
 _REF_KEYS = {"metric": str, "value": (int, float), "source": str, "method": str, "setting": dict,
              "tolerance": (int, float), "conditions": dict}
-
-
-#: ``[reference]``: what every ``[[references]]`` entry of the file shares (repro/engine/references.py)
 _REF_DEFAULT_KEYS = {"source": str, "profiles": list, "conditions": dict, "inert": dict}
 
 
