@@ -146,6 +146,8 @@ def conditions(spec: Any, ref: Reference) -> dict[str, tuple[Any, ...]]:
 
 
 def _show(value: Any) -> str:
+    if hasattr(value, "item") and not isinstance(value, (list, tuple)):   # a numpy scalar of a summary row
+        value = value.item()
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return repr(value)
     if isinstance(value, (list, tuple)):

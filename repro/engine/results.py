@@ -356,6 +356,9 @@ def figure_mark(bundle: ResultBundle) -> str | None:
         what = ("smoke profile: wiring check, not a reproduction" if bundle.profile == "smoke"
                 else f"{bundle.profile} profile: a reduced run, not the paper's configuration")
         return what + ("; paper points are context only" if bundle.spec.references else "")
+    n_paper = int(bundle.summary["paper"].notna().sum()) if "paper" in bundle.summary else 0
+    if context and context < n_paper:
+        return f"{context} of {n_paper} paper values not comparable ({reason}): those points are context only"
     if context:
         return f"not comparable to the paper ({reason}); paper points are context only"
     return None
