@@ -21,9 +21,9 @@ from repro.cli._common import (
     results_root,
     variant_option,
 )
-from repro.engine.report import comparison_rows, format_text, smoke_verdicts_shown, verdict_counts
+from repro.engine.report import comparison_rows, format_text, verdict_line
 from repro.engine.results import check_output_dir, write_results
-from repro.engine.runner import BACKENDS, RunConfig, plan_size, plan_trials, run_experiment
+from repro.engine.runner import BACKENDS, Plan, RunConfig, build_plan, plan_size, run_experiment, typed_config
 from repro.engine.spec import ExperimentSpec, study_of
 from repro.engine.user_method import USER_KEY, load_user_method, with_user_method
 from repro.errors import InvalidParameterError
@@ -33,13 +33,19 @@ if TYPE_CHECKING:
 
 #: above this many trials, planning takes seconds: say so before starting
 PLAN_WARN_TRIALS = 50_000
-SMOKE_NOTE = ("smoke profile: a quick plumbing check on reduced data and grids; its numbers are not comparable "
-              "to the paper's, so the within/NO verdicts are not shown. Run with --profile full to reproduce.")
-SMOKE_NOTE_EXACT = ("smoke profile: the same exact checks as --profile full on coarser grids, so the verdicts "
-                    "stand; --profile full runs the paper's configuration.")
+SMOKE_NOTE = ("smoke profile: wiring check, not a reproduction (reduced data and grids); the paper's values are "
+              "shown as context, not comparable. Run with --profile full to reproduce.")
+PROFILE_NOTE = ("{profile} profile: a reduced run; the paper's values are shown as context, not comparable. "
+                "Run with --profile full to reproduce.")
 
 
-def _dataset_checksums(names: tuple[str, ...]) -> dict[str, str]:
+def _dataset_checksums(spec: ExperimentSpec, config: RunConfig) -> dict[str, str]:
+    """sha256 of the raw files of the datasets the run loaded (the file's ``datasets`` when the run names no
+    registered dataset), and the authors' rebuilt files by git blob."""
+    from repro.engine.results import datasets_ran
+
+    ran = datasets_ran(spec, config)
+    names = tuple(dict.fromkeys(n for d in ran for n in d["sources_sha256"])) if ran else spec.datasets
     if not names:
         return {}
     from repro.cli.data import authors_checksums
@@ -97,26 +103,24 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         check_data_dir()
         check_mirror()
     configs = _per_result_configs(specs, config, run_all="all" in ids)
-    for spec, spec_config in zip(specs, configs, strict=True):  # validate everything (variant, --set) before running anything
-        _plan_with_feedback(spec, spec_config, quiet)
+    # validate everything (variant, --set) before running anything; each result's plan is built once, here
+    plans = [_plan_with_feedback(spec, spec_config, quiet) for spec, spec_config in zip(specs, configs, strict=True)]
     command = "repro " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else "repro run"
     tracker = _tracker(specs, configs) if len(specs) > 1 and not quiet else None
     clock = run_progress.Clock()
-    for index, (spec, spec_config) in enumerate(zip(specs, configs, strict=True)):
+    for index, (spec, spec_config, plan) in enumerate(zip(specs, configs, plans, strict=True)):
         if tracker is not None:
             click.echo(f"[{index + 1}/{len(specs)}] {spec.id}: "
                        + run_progress.status_line(tracker, tracker.start(index, clock())), err=True)
-        outcome = _run_one(spec, spec_config, quiet, tracker)
-        directory = write_results(outcome, command=command, dataset_sha256=_dataset_checksums(spec.datasets))
+        outcome = _run_one(spec, spec_config, quiet, tracker, plan)
+        spec_config = outcome.config   # typed, the keys without effect dropped
+        directory = write_results(outcome, command=command, dataset_sha256=_dataset_checksums(spec, spec_config))
         if tracker is not None:
             tracker.finish(index, outcome.wall_seconds, cached_only=outcome.n_cached == outcome.n_trials)
         if quiet:
             continue
-        ok, judged = verdict_counts(outcome.summary)
-        verdicts = spec_config.profile != "smoke" or smoke_verdicts_shown(spec)
-        rows = comparison_rows(outcome.summary, only_paper=True, verdicts=verdicts) or \
-            comparison_rows(outcome.summary, verdicts=verdicts)
-        yours = _user_method_rows(spec, spec_config, outcome.summary, verdicts)   # no paper value, always shown
+        rows = comparison_rows(outcome.summary, only_paper=True) or comparison_rows(outcome.summary)
+        yours = _user_method_rows(spec, spec_config, outcome.summary)   # no paper value, always shown
         rows = [r for r in rows if r not in yours]
         shown = rows[:max(0, 40 - len(yours))] + yours
         click.echo("")
@@ -124,31 +128,22 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         click.echo(format_text(shown))
         if len(rows) + len(yours) > len(shown):
             click.echo(f"... {len(rows) + len(yours) - len(shown)} more rows in {directory / 'summary.csv'}")
-        n_paper = int(outcome.summary["paper"].notna().sum()) if "paper" in outcome.summary else 0
-        if not judged and n_paper:  # paper values shown, but the file declares no tolerance to judge them
-            verdict = f"{n_paper} paper values shown (no tolerance declared: none is judged)"
-        elif not judged:
-            verdict = "no paper values to compare"
-        elif verdicts:
-            verdict = f"{ok}/{judged} paper comparisons within tolerance"
-        else:
-            verdict = f"{judged} paper comparisons (verdicts hidden: smoke profile)"
-        click.echo(f"{verdict}; {outcome.n_trials} trials ({outcome.n_cached} cached) in "
+        click.echo(f"{verdict_line(outcome.summary)}; {outcome.n_trials} trials ({outcome.n_cached} cached) in "
                    f"{outcome.wall_seconds:.1f} s -> {directory}")
         if spec.expected:
             click.echo(f"Expected: {' '.join(spec.expected.split())}")
-        if spec_config.profile == "smoke":
-            click.echo(SMOKE_NOTE_EXACT if verdicts else SMOKE_NOTE)
+        if spec_config.profile not in spec.reference_defaults.profiles and spec.references:
+            click.echo(SMOKE_NOTE if spec_config.profile == "smoke" else PROFILE_NOTE.format(profile=spec_config.profile))
     if tracker is not None:
         click.echo(run_progress.closing_line(tracker, clock()), err=True)
 
 
-def _user_method_rows(spec: ExperimentSpec, config: RunConfig, summary: pd.DataFrame, verdicts: bool) -> list[list[str]]:
+def _user_method_rows(spec: ExperimentSpec, config: RunConfig, summary: pd.DataFrame) -> list[list[str]]:
     """The summary rows of the run's ``--with`` methods (they have no paper value to be shown beside)."""
     names = {c["method"] for c in spec.expand_cells(config.profile) if USER_KEY in c}
     if not names:
         return []
-    return comparison_rows(summary[summary["method"].isin(names)], verdicts=verdicts)
+    return comparison_rows(summary[summary["method"].isin(names)])
 
 
 def _per_result_configs(specs: list[ExperimentSpec], config: RunConfig, *, run_all: bool) -> list[RunConfig]:
@@ -205,23 +200,28 @@ def _with_user_methods(specs: list[ExperimentSpec], refs: tuple[str, ...]) -> li
     return out
 
 
-def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) -> None:
-    """Validate ``spec`` under ``config`` by planning it; announce a plan large enough to take a while."""
-    total, n_cells, n_seeds = plan_size(spec, config)   # refused in one line when it cannot fit
+def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) -> Plan:
+    """Validate ``spec`` under ``config`` by planning it (once: the plan is what runs); announce a plan large
+    enough to take a while."""
+    config = typed_config(spec, config)   # unknown keys and values refused in one line; typed once
+    size = plan_size(spec, config)   # refused in one line when it cannot fit
+    total, n_cells, n_seeds = size
     large = total > PLAN_WARN_TRIALS
     if large:
         click.echo(f"{spec.id}: planning {total:,} trials ({n_cells:,} cells x {n_seeds:,} seeds); "
                    "large plans take seconds to hash and minutes or more to run (fewer --seeds is quicker)",
                    err=True)
     start = time.perf_counter()
-    plan_trials(spec, config)
+    plan = build_plan(spec, config, size=size)
     if large and not quiet:
         click.echo(f"{spec.id}: planned {total:,} trials in {time.perf_counter() - start:.1f} s", err=True)
+    return plan
 
 
-def _run_one(spec, config: RunConfig, quiet: bool, tracker: run_progress.RunProgress | None = None):
+def _run_one(spec, config: RunConfig, quiet: bool, tracker: run_progress.RunProgress | None = None,
+             plan: Plan | None = None):
     if quiet:
-        return run_experiment(spec, config)
+        return run_experiment(spec, config, plan=plan)
     state = {"last": 0, "cached": None}
     clock = run_progress.Clock()
 
@@ -242,4 +242,4 @@ def _run_one(spec, config: RunConfig, quiet: bool, tracker: run_progress.RunProg
             step, state["last"] = done - state["last"], done
             bar.update(step, current_item=done)
 
-        return run_experiment(spec, config, progress=progress)
+        return run_experiment(spec, config, plan=plan, progress=progress)

@@ -12,11 +12,19 @@ import pandas as pd
 
 from repro.engine.cache import atomic_write_text
 from repro.engine.citations import resolve as resolve_citations
-from repro.engine.results import ResultBundle, honour_umask, report_hook, verdict_counts
+from repro.engine.results import (
+    NOT_COMPARABLE,
+    ResultBundle,
+    honour_umask,
+    not_comparable,
+    report_hook,
+    verdict_counts,
+    verdict_line,
+)
 from repro.engine.spec import ExperimentSpec
 from repro.errors import InvalidParameterError, NoResultsError
 
-__all__ = ["comparison_rows", "find_bundles", "format_markdown", "format_text", "render_report",
+__all__ = ["NOT_COMPARABLE", "comparison_rows", "verdict_line", "find_bundles", "format_markdown", "format_text", "render_report",
            "smoke_verdicts_shown", "write_report", "verdict_counts"]
 
 #: kinds whose smoke profile computes the same exact quantities as full (on coarser grids), so
@@ -51,8 +59,9 @@ def smoke_verdicts_shown(spec: ExperimentSpec) -> bool:
 def comparison_rows(summary: pd.DataFrame, *, only_paper: bool = False, verdicts: bool = True) -> list[list[str]]:
     """Rows of the paper-vs-ours table (strings), one per summary row.
 
-    ``verdicts=False`` leaves the ``within`` column as "n/a" (smoke runs of statistical results,
-    whose numbers are not comparable to the paper's).
+    A row whose run does not meet its reference's conditions (``comparable`` false) shows the paper's value as
+    context and the verdict "not comparable (<first differing condition>)". ``verdicts=False`` (results saved
+    before the ``comparable`` column, smoke runs) leaves the ``within`` column as "n/a".
     """
     rows = []
     for r in summary.itertuples(index=False):
@@ -60,10 +69,14 @@ def comparison_rows(summary: pd.DataFrame, *, only_paper: bool = False, verdicts
         if only_paper and not has_paper:
             continue
         ours = f"{_num(r.mean)} ± {_num(r.std)} (n={int(r.n)})"
+        context = str(getattr(r, "comparable", "")).lower() == "false"
+        reason = getattr(r, "condition", None)
+        verdict = (f"{NOT_COMPARABLE} ({reason})" if isinstance(reason, str) and reason else NOT_COMPARABLE) \
+            if context else _within(r.within) if verdicts or not has_paper else "n/a"
         rows.append([str(r.method) if isinstance(r.method, str) else "", str(r.setting) if isinstance(r.setting, str) else "",
                      r.metric, _num(r.paper) if has_paper else "", ours,
-                     _num(r.diff) if has_paper else "", _num(r.tolerance) if has_paper else "",
-                     _within(r.within) if verdicts or not has_paper else "n/a"])
+                     _num(r.diff) if has_paper and not context else "",
+                     _num(r.tolerance) if has_paper and not context else "", verdict])
     return rows
 
 
@@ -115,21 +128,40 @@ def authors_blob_verdict(key: str, blob: str | None) -> str | None:
 
 
 def _verdicts_shown(bundle: ResultBundle) -> bool:
+    """False only for results saved before the ``comparable`` column, at smoke (their verdicts were hidden);
+    every newer summary says per row whether its paper value is comparable."""
+    if "comparable" in bundle.summary:
+        return True
     return bundle.profile != "smoke" or smoke_verdicts_shown(bundle.spec)
 
 
 def _verdict_text(bundle: ResultBundle) -> str:
     ok, judged = verdict_counts(bundle.summary)
-    if not judged:
-        return "no numeric paper values to compare (see the notes)"
-    if not _verdicts_shown(bundle):
-        return (f"not judged: smoke profile ({judged} paper values; smoke numbers are not comparable to the "
-                "paper's, run `--profile full`)")
+    line = verdict_line(bundle.summary, hidden=not _verdicts_shown(bundle))
+    if not judged or not _verdicts_shown(bundle):
+        return line
     own = report_hook(bundle.spec, "fidelity_verdict")
     text = own(bundle) if own is not None else None
     if text:  # the study's own reading (e.g. DP-FERMI: primary setting, released errata excluded)
-        return f"{text} [all rows of the table: {ok} of {judged}]"
-    return f"{ok} of {judged} paper comparisons within tolerance"
+        context, reason = not_comparable(bundle.summary)
+        also = f"; {context} {NOT_COMPARABLE}: {reason}" if context else ""
+        return f"{text} [all rows of the table: {ok} of {judged}{also}]"
+    return line
+
+
+def claims_lines(bundle: ResultBundle) -> list[str]:
+    """The run's ``[[claims]]`` (repro/engine/claims.py) judged on its summary: one table row per claim with its
+    verdict (holds, does not hold, not evaluable: the run did not compute what it speaks of), so no declared claim
+    is missing from the report whatever the study's own text says."""
+    if not bundle.spec.claims:
+        return []
+    from repro.engine.claims import evaluate_all
+
+    verdicts = evaluate_all(bundle.spec.claims, bundle.summary, params=bundle.run.get("params", {}))
+    words = {True: "holds", False: "does NOT hold", None: "not evaluable on this run"}
+    rows = [[c.name, f"`{c.expr}`", words[verdicts[c.name]], resolve_citations(c.source)] for c in bundle.spec.claims]
+    return [f"**Claims** (judged on this run's summary, profile `{bundle.profile}`):", "",
+            format_markdown(rows, ["claim", "expression", "verdict", "source"]), ""]
 
 
 def _overrides_text(run: dict[str, Any]) -> str:
@@ -222,6 +254,8 @@ def render_bundle(bundle: ResultBundle, relative_to: Path) -> str:
     hook = report_hook(spec, "report_markdown")
     if hook is not None:
         lines += [hook(bundle).strip(), ""]
+    else:   # a study's report text judges its claims itself (tests/core/test_claims_load.py checks it does)
+        lines += claims_lines(bundle)
     if spec.notes.strip():
         lines += ["**Notes.** " + resolve_citations(spec.rendered_notes().strip()), ""]
     figures = bundle.figures()
@@ -244,7 +278,9 @@ _HEAD = ["# repro: reproduction report", "",
 
 def index_row(bundle: ResultBundle) -> str:
     ok, judged = verdict_counts(bundle.summary)
-    cell = (f"{ok}/{judged}" if _verdicts_shown(bundle) else "not judged (smoke)") if judged else "n/a"
+    context, _ = not_comparable(bundle.summary)
+    cell = (f"{ok}/{judged}" if _verdicts_shown(bundle) else "not judged (smoke)") if judged else \
+        NOT_COMPARABLE if context else "n/a"
     return (f"| [{bundle.spec.id}](#{anchor(section_key(bundle))}) | {run_label(bundle)} | {cell} | "
             f"{bundle.run.get('wall_seconds')} |")
 
