@@ -262,11 +262,12 @@ def _is_false(value: Any) -> bool:
 
 
 def row_verdict(row: Mapping[str, Any], shown: bool) -> tuple[str, str]:
-    """(words, css class) of one summary row: within / NO / not comparable / n/a (smoke) / "" (no paper value).
-    A ``comparable`` column, where the summary has one, marks rows whose data differ from the paper's."""
+    """(words, css class) of one summary row: within / NO / not comparable (the first differing condition) /
+    n/a (smoke) for summaries saved before the ``comparable`` column / "" (no paper value)."""
     within = _cell(row.get("within")).strip()
     if "comparable" in row and _is_false(row.get("comparable")) or within.lower() == "not comparable":
-        return "not comparable", "v-nc"
+        condition = _cell(row.get("condition")).strip()
+        return (f"not comparable ({condition})" if condition else "not comparable"), "v-nc"
     if not within:
         return "", ""
     if not shown:

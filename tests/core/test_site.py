@@ -88,7 +88,7 @@ def test_a_result_page_lists_every_run_labelled_by_what_it_changed(site_results:
         assert f'id="{anchor}"' in page
     full = page.split("<h2>Run: profile smoke</h2>", 1)[0]
     assert re.search(r'<td class="v-(within|no)">(within|NO)</td>', full)   # full: verdicts shown
-    assert "n/a (smoke)" in page                                        # smoke: not judged
+    assert "not comparable (profile: smoke" in page                     # smoke: not judged, with the reason
     two = (site / "toy-two.html").read_text(encoding="utf-8")
     assert "Run: profile full, --set x=2.0" in two
     for key in ("Command", "Commit", "Profile", "Seeds", "Data (sha256)", "Wall time"):
