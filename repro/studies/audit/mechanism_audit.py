@@ -26,7 +26,7 @@ INSTANCES = ("claimed", "broken")
 TABLE_COLUMNS = ("mechanism", "instance", "label", "claimed_epsilon", "delta", "achievable_epsilon",
                  "achievable_how", "audited_epsilon", "ratio", "confidence", "method", "runs_per_side",
                  "verdict", "control", "note", "best_delta", "claimed_epsilon_at_best", "audited_epsilon_at_best",
-                 "ratio_at_best", "profile_how", "ratio_headline", "gdp_mu_lower", "gdp_mu_claimed",
+                 "ratio_at_best", "profile_how", "relation", "ratio_headline", "gdp_mu_lower", "gdp_mu_claimed",
                  "intended_noise_std", "observed_noise_std", "intended_q", "observed_q", "steps", "ceiling_ratio",
                  "informative")
 #: every audited mechanism: the attacks of :mod:`~repro.studies.audit.mechanisms`, then the shipped-configuration
@@ -54,7 +54,8 @@ def table_row(r: AuditResult, instance: str) -> dict[str, Any]:
                              else nan)
     extra["informative"] = nan if math.isnan(extra["ceiling_ratio"]) else float(extra["ceiling_ratio"] >= 0.5)
     extra["ratio_headline"] = r.audited_at_best / r.claimed_epsilon if r.claimed_epsilon > 0 else nan
-    row = {"mechanism": r.mechanism, "instance": instance, "label": r.label.value, "claimed_epsilon": r.claimed_epsilon,
+    row = {"mechanism": r.mechanism, "instance": instance, "label": r.label.value,
+           "relation": r.claim.relation.value, "claimed_epsilon": r.claimed_epsilon,
            "delta": r.delta, "achievable_epsilon": r.achievable_epsilon, "achievable_how": r.achievable_how,
            "audited_epsilon": r.audited_epsilon, "ratio": r.ratio, "confidence": r.confidence, "method": r.method,
            "runs_per_side": r.runs_per_side, "verdict": r.verdict, "control": REGISTRY[r.mechanism].control,
