@@ -80,8 +80,8 @@ SHIPPED_DP_SGD = Shipped(30_162, 1024, 50, 1.5, 2.9, 1e-5,
                          "thesis Table 3.1, Algorithm 2's DP-SGD (Adult, authors' file, n_fit = 30,162)")
 #: DP-FERMI Fig. 2 (d), ``strict-all`` at its full profile: Adult n_train = 33,916 (spec seed-004 §5 worked
 #: table), B = 1,024, 200 epochs (q = 1/34, T = 6,800), ε = 9 at δ = 1/n², C = 1.5. Panel (d) is the one this
-#: design can audit: at ε = 1 (panel (b)) z = 13.7 and the claim is about 0.18-GDP, and the oracle ceiling at
-#: 30,000 runs per side is far below half the claim (docs/privacy-audit.md)
+#: design audits at both budgets: at ε = 1 (panel (b)) z = 13.7 and the claim is about 0.18-GDP, informative
+#: with 30,000 runs per side but not with the smoke profile's 2,000 (docs/privacy-audit.md)
 SHIPPED_STRICT_ALL = Shipped(33_916, 1024, 200, 1.5, 9.0, 1.0 / 33_916**2,
                              "DP-FERMI Fig. 2 (d), strict-all (Adult, n_train = 33,916, full profile)")
 

@@ -104,7 +104,8 @@ def test_shipped_strict_all_audit_passes_and_flags_every_row(monkeypatch) -> Non
 
 def test_oracle_ceiling_marks_an_uninformative_design() -> None:
     """At Fig. 2 (b)'s ε = 1 (z ≈ 13.7, μ ≈ 0.18) even a mechanism exactly at its claim cannot be certified
-    to half the claim with these runs: the row says so instead of reading as a weak attack."""
+    to half the claim with the smoke budget's runs (with 30,000 it can: docs/privacy-audit.md): the row says so
+    instead of reading as a weak attack."""
     import dataclasses
 
     ship = dataclasses.replace(sub.SHIPPED_STRICT_ALL, epsilon=1.0)
