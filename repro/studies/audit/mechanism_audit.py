@@ -18,6 +18,7 @@ from repro.engine.study import Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.studies.audit.bounds import gdp_mu_lower_bound
+from repro.studies.audit.fairnr_auditor import FAIRNR_AUDITOR
 from repro.studies.audit.mechanisms import MECHANISMS, AuditResult, Mechanism, audit
 from repro.studies.audit.subsampled import SHIPPED
 
@@ -29,9 +30,11 @@ TABLE_COLUMNS = ("mechanism", "instance", "label", "claimed_epsilon", "delta", "
                  "ratio_at_best", "profile_how", "relation", "ratio_headline", "gdp_mu_lower", "gdp_mu_claimed",
                  "intended_noise_std", "observed_noise_std", "intended_q", "observed_q", "steps", "ceiling_ratio",
                  "informative")
-#: every audited mechanism: the attacks of :mod:`~repro.studies.audit.mechanisms`, then the shipped-configuration
-#: audits of :mod:`~repro.studies.audit.subsampled`
-REGISTRY: dict[str, Mechanism] = {**MECHANISMS, **SHIPPED}
+#: the audits outside :mod:`~repro.studies.audit.mechanisms`: the shipped-configuration audits
+#: (:mod:`~repro.studies.audit.subsampled`) and FairNR's auditor step (:mod:`~repro.studies.audit.fairnr_auditor`)
+OWN: dict[str, Mechanism] = {**SHIPPED, **FAIRNR_AUDITOR}
+#: every audited mechanism
+REGISTRY: dict[str, Mechanism] = {**MECHANISMS, **OWN}
 #: columns of the ``tradeoff`` table (tradeoff.csv): the claimed trade-off curve ("claimed": x = α, y = f(α)),
 #: the claimed profile ("profile": x = ε, y = δ(ε)) and the empirical points ("empirical": x = α̂, y = β̂ and
 #: their simultaneous upper bounds x_up, y_up), per audited instance (issue 38)
@@ -95,8 +98,8 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         nan = math.nan
         return TrialOutput(records=[{"claimed_epsilon": nan, "achievable_epsilon": nan, "audited_epsilon": nan,
                                      "ratio": nan, "ratio_at_best": nan, "exceeded": nan}])
-    if name in SHIPPED:
-        mech, budget = SHIPPED[name], params["budget"]
+    if name in OWN:
+        mech, budget = OWN[name], params["budget"]
         if budget not in mech.runs:
             raise InvalidParameterError(f"budget must be 'smoke' or 'full'; got {budget!r}")
         r = mech.run(mech.runs[budget], ctx.rng(), broken=instance == "broken")

@@ -118,3 +118,18 @@ def test_registry_holds_the_shipped_audits_with_their_controls() -> None:
     for name in ("dp-sgd-shipped", "dp-fermi-strict-all-shipped"):
         assert REGISTRY[name].control.startswith("sampled at 2q")
         assert REGISTRY[name].runs["full"] >= 30_000
+
+
+def test_fairnr_auditor_step_is_audited_exactly_and_its_control_is_flagged() -> None:
+    from repro.studies.audit.fairnr_auditor import audit_fairnr_auditor, auditor_law
+
+    # the law read from the code is the exponential mechanism's: P(+C) ∝ exp(ε·C·v/(2·C·2/n))
+    p = auditor_law(0.1, 2.0, 0.0, 0.5, 10)
+    logit = 0.5 * 0.1 / (2 * 2 / 10)
+    np.testing.assert_allclose(p, [1 / (1 + math.exp(-2 * logit)), 1 / (1 + math.exp(2 * logit))], rtol=1e-12)
+    ok = audit_fairnr_auditor(0, np.random.default_rng(0))
+    assert ok.method == "exact" and ok.audited_epsilon == ok.achievable_epsilon
+    assert 0 < ok.audited_epsilon <= ok.claimed_epsilon and ok.verdict == "no violation found"
+    assert "max |Δv| / (2/n)" in ok.note
+    bad = audit_fairnr_auditor(0, np.random.default_rng(0), broken=True)
+    assert bad.verdict == "control flagged" and bad.audited_epsilon > ok.claimed_epsilon
