@@ -71,7 +71,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation("accountant at the wrong relation (replace-one as add/remove)", "repro/learners/dp_fermi.py",
              "            th_std = lam * math.sqrt(2) * z * 2 * clip\n",
              "            th_std = lam * math.sqrt(2) * z * clip\n",
-             ("dp-fermi-strict",), ("tests/learners/test_dp_fermi.py",)),
+             ("dp-fermi-strict", "dp-fermi-strict-shipped"), ("tests/learners/test_dp_fermi.py",)),
     Mutation("composition counts T/2 steps", "repro/privacy/accounting.py",
              "dpa.GaussianDpEvent(noise_multiplier)), int(steps))",
              "dpa.GaussianDpEvent(noise_multiplier)), max(int(steps) // 2, 1))",

@@ -43,14 +43,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from repro.errors import InvalidParameterError
-from repro.learners import dp_fermi_compiled, dp_fermi_unit, dp_sgd_unit
+from repro.learners import dp_fermi_compiled, dp_fermi_unit, dp_sgd, dp_sgd_unit
 from repro.privacy.accounting import dp_sgd_epsilon, dp_sgd_event
-from repro.privacy.profile import pld_profile
+from repro.privacy.profile import pld_profile, strict_profile
+from repro.privacy.strict_accountant import strict_epsilon
 from repro.studies.audit.bounds import gdp_mu_lower_bound
 from repro.studies.audit.mechanisms import AuditResult, Mechanism
 from repro.studies.audit.tradeoff import profile_audit
 
-__all__ = ["Shipped", "SHIPPED_DP_SGD", "SHIPPED_STRICT_ALL", "Drawn", "ShippedAuditResult", "mixture_llr",
+__all__ = ["Shipped", "SHIPPED_DP_SGD", "SHIPPED_STRICT_ALL", "SHIPPED_STRICT", "audit_strict_shipped", "Drawn", "ShippedAuditResult", "mixture_llr",
            "audit_shipped", "SHIPPED", "clt_mu"]
 
 #: share of the runs that choose the thresholds (a Gaussian law fitted to them); the rest evaluate them
@@ -84,6 +85,12 @@ SHIPPED_DP_SGD = Shipped(30_162, 1024, 50, 1.5, 2.9, 1e-5,
 #: with 30,000 runs per side but not with the smoke profile's 2,000 (docs/privacy-audit.md)
 SHIPPED_STRICT_ALL = Shipped(33_916, 1024, 200, 1.5, 9.0, 1.0 / 33_916**2,
                              "DP-FERMI Fig. 2 (d), strict-all (Adult, n_train = 33,916, full profile)")
+#: DP-FERMI Fig. 2 (d), ``strict`` (noise on the s-dependent parts, replace one record's sensitive attribute,
+#: the exact strict accountant) at the same run, λ = 1 (the figure's largest), C_s = 1
+SHIPPED_STRICT = Shipped(33_916, 1024, 200, 1.0, 9.0, 1.0 / 33_916**2,
+                         "DP-FERMI Fig. 2 (d), strict, λ = 1 (Adult, n_train = 33,916, full profile)")
+#: the strict audit's λ (the noise std of θ's sensitive part is λ√2·z·2C_s; any λ > 0 gives the same audit)
+STRICT_LAMBDA = 1.0
 
 
 @dataclass(frozen=True)
@@ -191,6 +198,11 @@ def _configured(name: str, ship: Shipped):
         c = dp_sgd_unit.configure(n=ship.n, epsilon=ship.epsilon, delta=ship.delta, clip_norm=ship.clip_norm,
                                   batch_size=ship.batch_size, epochs=ship.epochs)
         return c.guarantee, c.sampling_probability, c.steps, c.config.noise_multiplier, c.config
+    if name == "dp-fermi-strict-shipped":
+        c = dp_fermi_unit.configure("strict", n=ship.n, epsilon=ship.epsilon, delta=ship.delta,
+                                    clip_norm=ship.clip_norm, batch_size=ship.batch_size, epochs=ship.epochs,
+                                    lam=STRICT_LAMBDA)
+        return c.guarantee, c.sampling_probability, c.steps, c.config.noise_multiplier, c.config
     c = dp_fermi_unit.configure("strict-all", n=ship.n, epsilon=ship.epsilon, delta=ship.delta,
                                 clip_norm=ship.clip_norm, batch_size=ship.batch_size, epochs=ship.epochs)
     return c.guarantee, c.sampling_probability, c.steps, c.config.noise_multiplier, c.config
@@ -253,6 +265,92 @@ def audit_shipped(name: str, runs: int, rng: np.random.Generator, *, broken: boo
         gdp_mu_lower=gdp_mu_lower_bound(tr.alpha_up, tr.beta_up), gdp_mu_claimed=clt_mu(z, q, steps))
 
 
+def _strict_statistic(draw: Callable[[], Drawn], runs: int, mu: float, steps: int, slots: int,
+                      rng: np.random.Generator, *, present: bool, q: float | None = None) -> tuple[np.ndarray, float]:
+    """S of (2) for ``runs`` runs on D (``present=False``) or D′, each run one record of a drawn trial (its
+    inclusion sequence is seen on both sides), or, with ``q``, from the exact claimed law (the oracle)."""
+    out = np.empty(runs)
+    included, start = 0, 0
+    while start < runs:
+        if q is None:
+            drawn = draw()
+            batches, ratio, width = drawn.batches, drawn.noise_std, min(runs - start, slots)
+            if len(batches) != steps:
+                raise InvalidParameterError(f"the learner drew {len(batches)} steps; its schedule says {steps}.")
+        else:
+            batches, ratio, width = None, 1.0, min(runs - start, 50_000)
+        s = np.zeros(width)
+        for t in range(steps):
+            if batches is None:
+                hit = rng.random(width) < q
+            else:
+                hit = np.zeros(width, dtype=bool)
+                b = batches[t]
+                hit[b[b < width]] = True
+            included += int(np.count_nonzero(hit))
+            v = ratio * rng.standard_normal(width) + (mu * hit if present else 0.0)
+            s += hit * (mu * v - mu * mu / 2)
+        out[start:start + width] = s
+        start += width
+    return out, included / (runs * steps)
+
+
+def audit_strict_shipped(runs: int, rng: np.random.Generator, *, broken: bool = False, ship: Shipped | None = None,
+                         alpha: float = 0.05, oracle: bool = True) -> ShippedAuditResult:
+    """DP-FERMI ``strict`` at its shipped configuration (default :data:`SHIPPED_STRICT`), white-box.
+
+    Relation: replace one record's sensitive attribute. The record's non-sensitive part is unclipped, so its
+    inclusions b_t are seen (the exact strict accountant assumes so); at a sampled step its clipped sensitive
+    part moves the released (θ, W) sums by a joint sensitivity/noise ratio μ = 1/z. The attacker's statistic
+    is the log-likelihood ratio given the inclusions,
+
+        S = Σ_t b_t (μ v_t − μ²/2),                                                                      (2)
+
+    v_t the released sensitive view over the claimed noise; its trade-off is checked against the exact strict
+    accountant's profile (δ(ε) = Σ_K Bin(K; T, q)·δ_Gauss(ε; √K/z)). Runs: records of trials drawn by the
+    compiled unit (half of each side's runs from its own trials), the noise at the θ noise std observed in
+    those draws over the std the accountant assumes for the sensitive θ part, λ√2·z·2C_s (its sensitivity
+    2λC_s under replace-one, half of the joint noise budget). Control (defect 1 of issue 14, at the shipped
+    run): z from the amplified Poisson-subsampled accounting, which the unclipped part breaks."""
+    name = "dp-fermi-strict-shipped"
+    ship = ship or SHIPPED_STRICT
+    claim, q, steps, z, config = _configured(name, ship)
+    z_run = dp_sgd.calibrate_noise(claim.epsilon, claim.delta, q, steps) if broken else z
+    run_cfg = config.with_(noise_multiplier=z_run)
+    sigma = STRICT_LAMBDA * math.sqrt(2) * z * 2 * ship.clip_norm
+    mu = 1.0 / z
+    observed: list[float] = []
+
+    def drawn() -> Drawn:
+        d = _draw_strict_all(run_cfg, ship.n, rng)
+        observed.append(d.noise_std)
+        return Drawn(d.batches, d.noise_std / sigma)
+
+    out_d, q0 = _strict_statistic(drawn, runs, mu, steps, ship.n, rng, present=False)
+    out_d1, q1 = _strict_statistic(drawn, runs, mu, steps, ship.n, rng, present=True)
+    ratio_obs = float(np.mean(observed)) / sigma
+    q_obs = (q0 + q1) / 2
+    profile = strict_profile(z, q, steps)
+    tr = profile_audit(out_d, out_d1, profile, claim.epsilon, alpha=alpha, select=SELECT, model="gaussian")
+    ceiling = (math.nan, math.nan)
+    if oracle:
+        o0, _ = _strict_statistic(drawn, runs, mu, steps, ship.n, rng, present=False, q=q)
+        o1, _ = _strict_statistic(drawn, runs, mu, steps, ship.n, rng, present=True, q=q)
+        otr = profile_audit(o0, o1, profile, claim.epsilon, alpha=alpha, select=SELECT, model="gaussian")
+        ceiling = (otr.ratio_at_best, otr.audited_at_best)
+    measured = strict_epsilon(z * ratio_obs, min(q_obs, 1.0), steps, claim.delta)
+    note = (f"{ship.where}; white-box, statistic (2) over T = {steps} steps at q = {q:.5f}, z = {z:.4f}; runs = "
+            f"records of {len(observed)} drawn trial(s) of the unit")
+    if broken:
+        note += f"; control: z = {z_run:.4f} from the amplified Poisson accounting (defect 1), claim at z = {z:.4f}"
+    return ShippedAuditResult(
+        name, claim, measured, "exact strict accountant at the observed inclusion rate and noise std",
+        tr.audited_at_best, 1 - alpha, runs, broken=broken, note=note, profile=profile, tradeoff=tr,
+        q=q, steps=steps, noise_multiplier=z, intended_noise_std=sigma, observed_noise_std=ratio_obs * sigma,
+        observed_q=q_obs, ceiling_ratio=ceiling[0], ceiling_at_best=ceiling[1],
+        gdp_mu_lower=gdp_mu_lower_bound(tr.alpha_up, tr.beta_up), gdp_mu_claimed=math.sqrt(q * steps) / z)
+
+
 _SHIPS = {"dp-sgd-shipped": SHIPPED_DP_SGD, "dp-fermi-strict-all-shipped": SHIPPED_STRICT_ALL}
 
 
@@ -268,4 +366,8 @@ SHIPPED: dict[str, Mechanism] = {
                                 "sampled at 2q (batch 2B, 2× epochs), claim at q"),
     "dp-fermi-strict-all-shipped": Mechanism(_runner("dp-fermi-strict-all-shipped"), {"smoke": 2_000, "full": 30_000},
                                              "sampled at 2q (batch 2B, 2× epochs), claim at q"),
+    "dp-fermi-strict-shipped": Mechanism(
+        lambda runs, rng, *, broken=False: audit_strict_shipped(runs, rng, broken=broken,
+                                                                oracle=not broken and runs >= ORACLE_FROM),
+        {"smoke": 2_000, "full": 30_000}, "z from the amplified Poisson accounting (defect 1), claim exact"),
 }

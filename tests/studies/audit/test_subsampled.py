@@ -133,3 +133,14 @@ def test_fairnr_auditor_step_is_audited_exactly_and_its_control_is_flagged() -> 
     assert "max |Δv| / (2/n)" in ok.note
     bad = audit_fairnr_auditor(0, np.random.default_rng(0), broken=True)
     assert bad.verdict == "control flagged" and bad.audited_epsilon > ok.claimed_epsilon
+
+
+@pytest.mark.slow
+def test_shipped_strict_audit_passes_and_flags_the_defect1_accounting() -> None:
+    ok = sub.audit_strict_shipped(RUNS, np.random.default_rng(6), oracle=False)
+    assert ok.claim.relation.value == "replace one record's sensitive attribute"
+    assert (ok.q, ok.steps) == (1 / 34, 6800) and ok.verdict == "no violation found"
+    assert ok.ratio_at_best > 0.3                      # measured 0.72 at seed 0 (oracle ceiling 0.75)
+    assert ok.observed_noise_std == pytest.approx(ok.intended_noise_std, rel=0.02)
+    bad = sub.audit_strict_shipped(RUNS, np.random.default_rng(6), broken=True, oracle=False)
+    assert bad.verdict == "control flagged" and bad.observed_noise_std < 0.3 * bad.intended_noise_std
