@@ -144,3 +144,20 @@ def test_shipped_strict_audit_passes_and_flags_the_defect1_accounting() -> None:
     assert ok.observed_noise_std == pytest.approx(ok.intended_noise_std, rel=0.02)
     bad = sub.audit_strict_shipped(RUNS, np.random.default_rng(6), broken=True, oracle=False)
     assert bad.verdict == "control flagged" and bad.observed_noise_std < 0.3 * bad.intended_noise_std
+
+
+def test_report_table_shows_the_new_columns_and_marks_an_uninformative_design() -> None:
+    import pandas as pd
+
+    from repro.learners.dp_sgd import guarantee
+    from repro.studies.audit import mechanism_audit_report as rep
+
+    claim = guarantee(2.0, 1e-5)
+    r = sub.ShippedAuditResult("dp-sgd-shipped", claim, 2.0, "x", 0.5, 0.95, 10, q=0.03, steps=100,
+                               noise_multiplier=1.0, intended_noise_std=1.5, observed_noise_std=1.49, observed_q=0.031,
+                               ceiling_ratio=0.3, gdp_mu_claimed=0.4)
+    row = table_row(r, "claimed")
+    assert row["relation"] == "add or remove one record" and row["informative"] == 0.0
+    assert math.isnan(row["ratio_headline"]) and row["observed_noise_std"] == 1.49   # no profile: no best δ
+    text = rep.markdown_table(rep.combined_rows(pd.DataFrame([row])))
+    assert "0.300 (uninformative)" in text and "1.500 / 1.490" in text and "ratio to headline ε" in text
