@@ -35,14 +35,14 @@ SLACKS = (0.0, 0.05)
 CONTROL_FACTOR = 4
 
 
-class _ChoiceRecorder(np.random.Generator):
-    """A generator whose ``choice`` records the probabilities it is given (and returns option 0)."""
+class _ChoiceRecorder:
+    """Stands in for the generator: its ``choice`` (the only draw of the auditor step) records the
+    probabilities it is given and returns option 0; any other draw fails loudly."""
 
     def __init__(self) -> None:
-        super().__init__(np.random.PCG64(0))
         self.p: np.ndarray | None = None
 
-    def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):  # noqa: D102 (numpy's signature)
+    def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):  # numpy's signature
         self.p = np.asarray(p, dtype=float)
         return 0
 
@@ -50,7 +50,7 @@ class _ChoiceRecorder(np.random.Generator):
 def auditor_law(v: float, C: float, slack: float, epsilon: float, n: int) -> np.ndarray:
     """The exact law of :func:`repro.theory.fairnr.auditor_exp_mech` over its options, read from its one draw."""
     rec = _ChoiceRecorder()
-    fnr.auditor_exp_mech(v, C, slack, epsilon, n, rng=rec)
+    fnr.auditor_exp_mech(v, C, slack, epsilon, n, rng=rec)  # type: ignore[arg-type]
     if rec.p is None:
         raise RuntimeError("auditor_exp_mech drew no choice; the audit cannot read its law.")
     return rec.p
