@@ -147,3 +147,32 @@ def test_fixed_size_and_shuffled_schemes_keep_their_own_laws() -> None:
     assert [e.size for e in epoch] == [50, 50, 50, 50, 3]
     assert sorted(np.concatenate(epoch).tolist()) == list(range(203))
     assert sampling.fixed_size_batch(5, 9, rng=rng).size == 5
+
+
+def test_the_sampler_grep_can_fail() -> None:
+    import re
+
+    pattern = re.compile(r"flatnonzero\(\s*\w+\.random\(|\.random\([^)]*\)\s*<\s*(2 \* )?q\b")
+    assert pattern.search("idx = np.flatnonzero(rng.random(n) < q)")
+    assert pattern.search("hit = r.random(m) < q")
+    assert not pattern.search("keep = rng.random(n) < p") and not pattern.search("x = rng.random(3)")
+
+
+def test_one_poisson_sampler_in_the_package() -> None:
+    """No trainer, engine or estimator draws a Poisson batch by itself: the pattern of the sampler appears in
+    repro/privacy/sampling.py only (the audits' oracles draw the claimed law on purpose, not a batch)."""
+    import re
+    from pathlib import Path
+
+    import repro
+
+    root = Path(repro.__file__).parent
+    # a batch drawn from uniforms (np.flatnonzero(rng.random(n) < q)) or a rate named q compared with uniforms
+    pattern = re.compile(r"flatnonzero\(\s*\w+\.random\(|\.random\([^)]*\)\s*<\s*(2 \* )?q\b")
+    # the shipped audits' oracle ceiling draws the exact claimed law, independent of the code under test
+    oracle = {"privacy/sampling.py", "studies/audit/subsampled.py"}
+    found = [str(p.relative_to(root)) for p in root.rglob("*.py")
+             if str(p.relative_to(root)) not in oracle and pattern.search(p.read_text(encoding="utf-8"))]
+    assert found == [], found
+    text = (root / "studies/audit/subsampled.py").read_text(encoding="utf-8")
+    assert len(pattern.findall(text)) == 2 and "oracle" in text     # the two oracle draws, nothing else

@@ -19,8 +19,7 @@ unit (its batches and its noise); a canary's gradient is C along its own directi
 (1) of that module on its own coordinate (the released sums' coordinates carry independent noise). An "out"
 canary contributes no gradient, so its coordinate is noise alone.
 
-This module is the audit itself; ``repro run ID --audit`` (one audited shadow run per cell, the bound written
-beside the claim in the result's tables) is not wired yet.
+``repro run ID --audit`` runs it on a finished result's cells (:mod:`repro.studies.audit.run_audit`).
 """
 
 from __future__ import annotations
