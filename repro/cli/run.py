@@ -70,7 +70,8 @@ def _dataset_checksums(names: tuple[str, ...]) -> dict[str, str]:
                    "splits, seeds and privacy budget; see docs/bring-your-own-method.md (repeatable).")
 @click.option("--audit", is_flag=True,
               help="After each result, a one-run privacy audit of its accountant-calibrated DP-FERMI strict-all "
-                   "cells at their own n, q, T and noise (DIR/ID/PROFILE/tables/one_run_audit.csv).")
+                   "and Algorithm 2 DP-SGD cells at their own n, q, T and noise "
+                   "(DIR/ID/PROFILE/tables/one_run_audit.csv).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table.")
 @click.option("--debug", is_flag=True, help="Show full tracebacks (and trial failures), as `repro --debug run`.")
 def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backend: str, variant: str | None,

@@ -33,7 +33,8 @@ from scipy import optimize, stats
 from repro.errors import InvalidParameterError
 from repro.studies.audit import subsampled as sub
 
-__all__ = ["p_value", "epsilon_lower_bound", "guess_audit", "OneRunResult", "one_run_shipped", "GUESS_FRACTIONS"]
+__all__ = ["p_value", "epsilon_lower_bound", "guess_audit", "OneRunResult", "one_run_shipped", "one_run_configured",
+           "GUESS_FRACTIONS"]
 
 #: the guess counts k₊ = k₋ = f·m tried, fixed before the run (Bonferroni over them)
 GUESS_FRACTIONS = (0.005, 0.01, 0.02, 0.05, 0.1)
@@ -107,15 +108,26 @@ class OneRunResult:
 def one_run_shipped(name: str, canaries: int, rng: np.random.Generator, *, ship: sub.Shipped | None = None,
                     level: float = 0.05) -> OneRunResult:
     """The one-run audit of ``name`` ("dp-sgd-shipped" or "dp-fermi-strict-all-shipped") at its shipped
-    configuration: ``canaries`` of the records of one trial drawn by the learner unit, each in with
-    probability 1/2, scored by statistic (1) of :mod:`repro.studies.audit.subsampled`."""
+    configuration (:func:`one_run_configured` of the unit's ``configure`` at ``ship``)."""
     ship = ship or sub._SHIPS[name]
     claim, q, steps, z, config = sub._configured(name, ship)
-    if canaries > ship.n:
-        raise InvalidParameterError(f"canaries must be <= n = {ship.n}; got {canaries}.")
+    return one_run_configured(name, config, claim, q, steps, ship.n, canaries, rng, level=level)
+
+
+def one_run_configured(name: str, config, claim, q: float, steps: int, n: int, canaries: int,
+                       rng: np.random.Generator, *, level: float = 0.05) -> OneRunResult:
+    """The one-run audit of a configured run (a :class:`~repro.learners.dp_sgd_unit.DPSGDConfig` for
+    "dp-sgd-shipped", a ``strict-all`` :class:`~repro.learners.dp_fermi.DPFermiConfig` otherwise) claiming
+    ``claim`` at (q, T) on n rows: ``canaries`` of the records of one trial drawn by the learner unit, each in
+    with probability 1/2, scored by statistic (1) of :mod:`repro.studies.audit.subsampled`."""
+    if canaries > n:
+        raise InvalidParameterError(f"canaries must be <= n = {n}; got {canaries}.")
+    z, clip = config.noise_multiplier, config.clip_norm
     draw = sub._draw_dp_sgd if name == "dp-sgd-shipped" else sub._draw_strict_all
-    drawn = draw(config, ship.n, rng)
-    ratio = drawn.noise_std / (z * ship.clip_norm)
+    drawn = draw(config, n, rng)
+    if len(drawn.batches) != steps:
+        raise InvalidParameterError(f"the learner drew {len(drawn.batches)} steps; the claim is for {steps}.")
+    ratio = drawn.noise_std / (z * clip)
     included = rng.random(canaries) < 0.5
     mu = 1.0 / z
     score = np.zeros(canaries)

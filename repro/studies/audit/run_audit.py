@@ -1,7 +1,8 @@
 """One-run privacy audits of a finished result's cells (``repro run ID --audit``).
 
 For every cell of the result whose ε is calibrated by a learner unit for the Poisson-subsampled Gaussian
-under add/remove (today: DP-FERMI ``strict-all``), the white-box one-run audit of
+under add/remove (today: DP-FERMI ``strict-all`` cells of a privacy table, and Algorithm 2's DP-SGD cells of the
+thesis's Part I tables, from their trials), the white-box one-run audit of
 :func:`repro.studies.audit.one_run.one_run_shipped` runs at the cell's own n, q, T, z, clip and (ε, δ): the
 configuration is rebuilt by the same ``configure`` the study called (and checked against the recorded q, T and
 z), one trial is drawn by the unit, and all n records are canaries. The bound is written to
@@ -9,8 +10,7 @@ z), one trial is drawn by the unit, and all n records are canaries. The bound is
 listed with the reason they are not audited.
 
 Not yet: the bound in ``privacy.csv``, ``summary.csv`` and the report, and the other mechanisms (the DP-SGD
-baselines draw inside their training loop; Algorithm 2's DP-SGD has its unit but its results' tables are not
-read here yet).
+baselines draw inside their training loop).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from repro.engine.cache import atomic_write_text
+from repro.learners import dp_sgd_unit
 from repro.studies.audit import one_run
 from repro.studies.audit import subsampled as sub
 
@@ -40,6 +41,53 @@ def _cells(privacy: pd.DataFrame) -> pd.DataFrame:
     return privacy.drop_duplicates(subset=keys)
 
 
+#: the method name of Algorithm 2's DP-SGD part in the thesis's Part I tables (its own ε is recorded as eps_dpsgd)
+DP_SGD_METHOD = "DP-SGD (before post-processing)"
+
+
+def _dp_sgd_rows(directory: Path, run: dict, rng_for: Callable[[str], np.random.Generator],
+                 level: float) -> list[dict]:
+    """Algorithm 2's DP-SGD cells of a thesis Part I result (trials.csv and tables/data.csv), rebuilt by
+    :func:`repro.learners.dp_sgd_unit.configure` at the recorded noise multiplier and checked against the
+    recorded q, T and ε."""
+    trials_path, data_path = directory / "trials.csv", directory / "tables" / "data.csv"
+    if not trials_path.is_file() or not data_path.is_file():
+        return []
+    trials = pd.read_csv(trials_path)
+    if "method" not in trials or "noise_multiplier" not in trials:
+        return []
+    trials = trials[(trials["method"] == DP_SGD_METHOD) & (trials["noise_multiplier"] > 0)]
+    sizes = pd.read_csv(data_path)[["data", "repetition", "n_fit"]].drop_duplicates()
+    cells = trials.merge(sizes, on=["data", "repetition"]).drop_duplicates(
+        subset=["data", "n_fit", "noise_multiplier", "q", "steps"])
+    params = run.get("params", {})
+    rows = []
+    for _, c in cells.iterrows():
+        t0 = time.perf_counter()
+        n, z = int(c["n_fit"]), float(c["noise_multiplier"])
+        base = {"method": DP_SGD_METHOD, "variant": run.get("variant"), "data": c["data"],
+                "epsilon": float(c["eps_dpsgd"]), "delta": float(params["delta"]), "label": c.get("eps_label", ""),
+                "n": n, "q": float(c["q"]), "steps": int(c["steps"]), "noise_multiplier": z}
+        conf = dp_sgd_unit.configure(n=n, epsilon=None, delta=float(params["delta"]), noise_multiplier=z,
+                                     clip_norm=float(params["clip_norm"]), lr=float(params["lr"]),
+                                     batch_size=int(params["batch_size"]), epochs=int(params["epochs"]),
+                                     sampling_rule=str(params.get("sampling_rule", "opacus")))
+        if not (math.isclose(conf.sampling_probability, base["q"], rel_tol=1e-9) and conf.steps == base["steps"]
+                and math.isclose(conf.guarantee.epsilon, base["epsilon"], rel_tol=1e-6)):
+            rows.append({**base, "status": f"not audited: configure gives (q, T, ε) = ({conf.sampling_probability}, "
+                                           f"{conf.steps}, {conf.guarantee.epsilon}), the cell recorded "
+                                           f"({base['q']}, {base['steps']}, {base['epsilon']})"})
+            continue
+        key = f"{run.get('result_id')}|{c['data']}|{n}|{z}"
+        r = one_run.one_run_configured("dp-sgd-shipped", conf.config, conf.guarantee, conf.sampling_probability,
+                                       conf.steps, n, n, rng_for(key), level=level)
+        rows.append({**base, "relation": conf.guarantee.relation.value, "canaries": r.canaries,
+                     "guesses": r.guesses, "correct": r.correct, "audited_epsilon": r.audited_epsilon,
+                     "ratio": r.ratio, "confidence": 1 - level, "status": "audited (one run, white-box)",
+                     "seconds": time.perf_counter() - t0})
+    return rows
+
+
 def audit_result(directory: Path, rng_for: Callable[[str], np.random.Generator], *,
                  level: float = 0.05) -> pd.DataFrame:
     """Audit the cells of the result in ``directory`` (module docstring); writes and returns the table (empty,
@@ -47,12 +95,12 @@ def audit_result(directory: Path, rng_for: Callable[[str], np.random.Generator],
     from its key (result id, data, ε, δ), so a cell's bound does not depend on the others."""
     directory = Path(directory)
     path = directory / "tables" / "privacy.csv"
-    if not path.is_file():          # the result records no privacy cells: nothing to audit
-        return pd.DataFrame(columns=list(COLUMNS))
     run = json.loads((directory / "run.json").read_text())
     params = run.get("params", {})
-    privacy = pd.read_csv(path)
-    rows = []
+    rows = _dp_sgd_rows(directory, run, rng_for, level)
+    privacy = pd.read_csv(path) if path.is_file() else pd.DataFrame(columns=["epsilon"])
+    if privacy.empty and not rows:     # the result records no privacy cells: nothing to audit
+        return pd.DataFrame(columns=list(COLUMNS))
     for _, c in _cells(privacy).iterrows():
         base = {"method": c.get("method"), "variant": c.get("variant"), "data": c.get("data"),
                 "epsilon": float(c["epsilon"]), "delta": float(c.get("delta", math.nan)),

@@ -54,3 +54,25 @@ def test_the_run_flag_on_a_result_without_privacy_cells(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["run", "compat-impossibility", "--out", str(tmp_path), "--audit"])
     assert res.exit_code == 0, res.output
     assert "one-run audit: this result records no privacy cells" in res.output
+
+
+def test_algorithm2_dp_sgd_cells_of_a_thesis_result_are_audited(tmp_path: Path) -> None:
+    from repro.learners import dp_sgd_unit
+
+    d = tmp_path / "thesis"
+    (d / "tables").mkdir(parents=True)
+    params = {"delta": 1e-5, "clip_norm": 1.5, "lr": 0.01, "batch_size": 100, "epochs": 5, "sampling_rule": "opacus"}
+    (d / "run.json").write_text(json.dumps({"result_id": "toy-thesis", "variant": "calibrated", "params": params}))
+    hyper = {k: v for k, v in params.items() if k != "delta"}
+    c = dp_sgd_unit.configure(n=600, epsilon=3.0, delta=1e-5, **hyper)
+    trial = {"method": "DP-SGD (before post-processing)", "data": "toy", "repetition": 0,
+             "noise_multiplier": c.config.noise_multiplier, "q": c.sampling_probability, "steps": c.steps,
+             "eps_dpsgd": c.guarantee.epsilon, "eps_label": "public-statistics caveat"}
+    pd.DataFrame([trial, {**trial, "repetition": 1}, {**trial, "method": "Algorithm 2"}]).to_csv(d / "trials.csv",
+                                                                                                index=False)
+    pd.DataFrame([{"data": "toy", "repetition": r, "n_fit": 600} for r in (0, 1)]).to_csv(d / "tables" / "data.csv",
+                                                                                         index=False)
+    table = audit_result(d, _rng)
+    assert len(table) == 1 and table.iloc[0]["status"].startswith("audited")
+    row = table.iloc[0]
+    assert (row["n"], row["steps"]) == (600, c.steps) and 0 <= row["audited_epsilon"] <= row["epsilon"]
