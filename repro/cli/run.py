@@ -74,11 +74,15 @@ def _dataset_checksums(spec: ExperimentSpec, config: RunConfig) -> dict[str, str
 @click.option("--with", "with_", multiple=True, metavar="FILE.py|MOD:CLS",
               help="Also train your own method (a scikit-learn-style class declaring privacy_guarantee) on the same "
                    "splits, seeds and privacy budget; see docs/bring-your-own-method.md (repeatable).")
+@click.option("--audit", is_flag=True,
+              help="After each result, a one-run privacy audit of its accountant-calibrated DP-FERMI strict-all "
+                   "and Algorithm 2 DP-SGD cells at their own n, q, T and noise "
+                   "(DIR/ID/PROFILE/tables/one_run_audit.csv).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table.")
 @click.option("--debug", is_flag=True, help="Show full tracebacks (and trial failures), as `repro --debug run`.")
 def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backend: str, variant: str | None,
         out: Path | None, force: bool, no_cache: bool, base_seed: int | None, set_: tuple[str, ...],
-        with_: tuple[str, ...], quiet: bool, debug: bool) -> None:
+        with_: tuple[str, ...], audit: bool, quiet: bool, debug: bool) -> None:
     """Run ID (or `all`): trials over grid x seeds, then CSVs, figures and run.json in DIR/ID/PROFILE
     (suffixed for another --variant, --set, --seeds, --base-seed or --with, so a profile's own results are
     never replaced by a different run).
@@ -115,6 +119,8 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         outcome = _run_one(spec, spec_config, quiet, tracker, plan)
         spec_config = outcome.config   # typed, the keys without effect dropped
         directory = write_results(outcome, command=command, dataset_sha256=_dataset_checksums(spec, spec_config))
+        if audit:
+            _one_run_audit(directory, quiet)
         if tracker is not None:
             tracker.finish(index, outcome.wall_seconds, cached_only=outcome.n_cached == outcome.n_trials)
         if quiet:
@@ -136,6 +142,31 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
             click.echo(SMOKE_NOTE if spec_config.profile == "smoke" else PROFILE_NOTE.format(profile=spec_config.profile))
     if tracker is not None:
         click.echo(run_progress.closing_line(tracker, clock()), err=True)
+
+
+def _one_run_audit(directory: Path, quiet: bool) -> None:
+    """``--audit``: the one-run audit of the result's cells (its module is loaded by name, as the runner loads a
+    study), written beside the result and summarised in one line per audited cell."""
+    import importlib
+    import zlib
+
+    import numpy as np
+
+    def rng_for(key: str) -> np.random.Generator:     # one stream per cell, keyed by the cell
+        return np.random.default_rng(np.random.SeedSequence([zlib.crc32(key.encode())]))
+
+    table = importlib.import_module("repro.studies.audit.run_audit").audit_result(directory, rng_for)
+    audited = table[table["status"].astype(str).str.startswith("audited")]
+    if quiet:
+        return
+    if table.empty:
+        click.echo("one-run audit: this result records no privacy cells")
+        return
+    click.echo(f"one-run audit: {len(audited)} of {len(table)} privacy cells audited -> "
+               f"{directory / 'tables' / 'one_run_audit.csv'}")
+    for _, r in audited.iterrows():
+        click.echo(f"  {r['method']} ({r['variant']}, {r['data']}): claimed ε = {r['epsilon']:g} ({r['label']}), "
+                   f"audited ε ≥ {r['audited_epsilon']:.3f} (95 %, {int(r['canaries'])} canaries, one run)")
 
 
 def _user_method_rows(spec: ExperimentSpec, config: RunConfig, summary: pd.DataFrame) -> list[list[str]]:

@@ -31,8 +31,8 @@ from repro.learners.dp_sgd import DPSGDResult
 from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
 from repro.learners.logistic import LogisticModel, torch_linear_init
 from repro.privacy.accounting import dp_sgd_epsilon
-from repro.privacy.dp_sgd import poisson_batch
 from repro.privacy.guarantee import NON_PRIVATE, Guarantee
+from repro.privacy.sampling import poisson_batch
 
 __all__ = ["DPSGDConfig", "Configured", "DrawnTrial", "schedule", "configure", "draw_trial", "fit_drawn", "fit_many",
            "train"]

@@ -37,8 +37,7 @@ from scipy.special import expit
 
 from repro.bandits.policies import PrivateFairGreedy
 from repro.errors import InvalidParameterError
-from repro.fairness.private_postprocessing import guarantee as alg2_guarantee
-from repro.fairness.private_postprocessing import private_group_rates
+from repro.fairness.private_postprocessing import private_group_rates, step_guarantee
 from repro.learners import dp_fermi as fermi
 from repro.learners import dp_fermi_compiled, dp_sgd, dp_sgd_unit
 from repro.learners.baselines import pf_ld, train_pf_ld, train_tran_2021a, tran_2021a
@@ -203,7 +202,7 @@ def audit_laplace_step(runs: int, rng: np.random.Generator, *, broken: bool = Fa
     lb = threshold_audit(out_d, out_d1, 0.0, alpha, model="laplace", select=SELECT)
     profile = pld_profile(laplace_event(eps0), "PLD of the Laplace event (dp_accounting)")
     tr = profile_audit(out_d, out_d1, profile, eps0, alpha=alpha, select=SELECT, model="laplace")
-    return AuditResult("laplace-step", alg2_guarantee(eps0, eps0).with_epsilon(eps0), eff, "exact: Laplace shift 1/n₀ over scale 1/(n₀ε₀)", lb,
+    return AuditResult("laplace-step", step_guarantee(eps0), eff, "exact: Laplace shift 1/n₀ over scale 1/(n₀ε₀)", lb,
                        1 - alpha, runs, broken=broken, profile=profile, tradeoff=tr,
                        note=f"replace one h in group 0 (n0={n0}); threshold from a Laplace fit to 20% of the runs")
 
