@@ -22,15 +22,19 @@ Spec: seed-004-dpfermi.md §4.3–§4.4 (variants), §5 (Theorem 3.3 noise; cave
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 from repro.errors import InvalidParameterError
+from repro.learners import dp_sgd
 from repro.learners.dp_fermi import (
     REFERENCE,
     STRICT_ALL_FEATURES,
     STRICT_SENSITIVE,
     DPFermiConfig,
+    DPFermiResult,
+    accountant_name,
     calibrate_privacy,
     privacy_event,
     reference_noise,
@@ -38,11 +42,14 @@ from repro.learners.dp_fermi import (
 )
 from repro.learners.dp_fermi import guarantee as engine_guarantee
 from repro.learners.dp_fermi_compiled import fit_many, train_batch
-from repro.privacy.accounting import epsilon as accounted_epsilon
+from repro.learners.unit import Configured
+from repro.privacy.accounting import dp_sgd_event
+from repro.privacy.dpfermi_noise import group_floor
+from repro.privacy.dpfermi_noise import noise_multiplier as reference_multiplier
 from repro.privacy.guarantee import Guarantee, Label, Neighbouring
 
-__all__ = ["VARIANTS", "ALL_FEATURE_REFERENCE", "Configured", "schedule", "guarantee", "configure", "fit_many",
-           "train_batch"]
+__all__ = ["VARIANTS", "ALL_FEATURE_REFERENCE", "Configured", "schedule", "guarantee", "event", "configure", "fit",
+           "fit_many", "train_batch", "amplified_accounting"]
 
 #: the reference code path with the thesis's all-feature noise: nominal, w.r.t. the relation that noise is
 #: calibrated for (one whole record replaced, seed-003 §3.3), not Theorem 3.3(a)'s; ε is filled per use
@@ -67,24 +74,34 @@ def guarantee(config: DPFermiConfig, epsilon: float, delta: float,
     return engine_guarantee(config, epsilon, delta)
 
 
-@dataclass(frozen=True)
-class Configured:
-    """What :func:`configure` decided: the configuration (noise set), its guarantee, and the facts the
-    results record (schedule, δ, the Theorem 3.3 conditions, the accountant's ε of the noise used)."""
+#: what each named variant declares (its engine's privacy mode; ε and δ are filled per run)
+DECLARED: dict[str, Guarantee] = {variant: guarantee(engine, math.inf, 0.0) for variant, engine in VARIANTS.items()}
 
-    config: DPFermiConfig
-    guarantee: Guarantee
-    steps: int
-    sampling_probability: float | None
-    delta: float
-    conditions_ok: bool | None
-    accounted_epsilon: float | None
+
+def event(config: DPFermiConfig, n: int):
+    """The accounted event of ``config`` (its noise multiplier set) on ``n`` rows: the add/remove
+    Poisson-subsampled Gaussian (``strict-all``), the exact strict accountant's
+    :class:`~repro.privacy.strict_accountant.StrictEvent` (``strict``), None for the reference path (no
+    accountant: Theorem 3.3's formula) or no noise (:func:`repro.learners.dp_fermi.privacy_event`)."""
+    q, steps = schedule(config, n)
+    return privacy_event(config, config.noise_multiplier, q, steps)
+
+
+def _reference_model_events(n: int, steps: int, batch_size: int, epsilon: float, delta: float) -> tuple[float, dict]:
+    """Theorem 3.3(a)'s block multiplier z and the paper's model of the reference noise (spec §5 caveat 1):
+    each block T Poisson-subsampled Gaussians at q = B/n, the joint (θ, W) release one at z/√2. Indicative only
+    (the code clips the batch gradient, not each sample's). {} for ε = ∞."""
+    z = reference_multiplier(n, steps, batch_size, epsilon, delta)
+    if z == 0.0:
+        return 0.0, {}
+    q = dp_sgd.schedule(n, batch_size, 1, rule="B/n")[0]
+    return z, {"joint": dp_sgd_event(z / math.sqrt(2), q, steps), "block": dp_sgd_event(z, q, steps)}
 
 
 def configure(variant: str | DPFermiConfig, *, n: int, epsilon: float, delta: float | None = None,
               rho: float | None = None, noise_scope: Literal["sensitive", "all"] = "sensitive",
               warn: bool = True, **hyper) -> Configured:
-    """Calibrate a DP-FERMI variant to (ε, δ) on ``n`` training rows.
+    """Calibrate a DP-FERMI variant to (ε, δ) on ``n`` training rows (a :class:`repro.learners.unit.Configured`).
 
     Parameters
     ----------
@@ -101,6 +118,9 @@ def configure(variant: str | DPFermiConfig, *, n: int, epsilon: float, delta: fl
     **hyper
         Fields of :class:`DPFermiConfig` (λ, learning rates, batch size, epochs, clip, radius, …).
 
+    The accountant-calibrated modes take the smallest z whose :func:`event` meets (ε, δ)
+    (:func:`repro.learners.dp_fermi.calibrate_privacy`); the reference path takes Theorem 3.3's σ's and
+    carries the paper's model of them (``event``: the joint release, ``parts["block"]``: one block; RDP).
     Spec: seed-004 §4.4, §5; seed-003 §3.3.
     """
     if isinstance(variant, str):
@@ -118,11 +138,41 @@ def configure(variant: str | DPFermiConfig, *, n: int, epsilon: float, delta: fl
     if config.per_sample_privacy:
         z = 0.0 if math.isinf(epsilon) else calibrate_privacy(config, epsilon, delta, q, steps)
         config = config.with_(noise_multiplier=z)
-        eps_used = math.inf if z == 0 else accounted_epsilon(privacy_event(config, z, q, steps), delta)
-        return Configured(config, engine_guarantee(config, epsilon, delta), steps, q, delta, None, eps_used)
+        return Configured(config, engine_guarantee(config, epsilon, delta), n, delta, steps, q, z, event(config, n),
+                          sigma=_strict_sigma(config), accountant=accountant_name(config), event_of=event,
+                          sigma_of=_strict_sigma)
     if rho is None:
         raise InvalidParameterError("the reference noise (Theorem 3.3) needs the group floor rho.")
     noise = reference_noise(config, n, epsilon, delta, rho, scope=noise_scope, warn=warn)
     config = config.with_(sigma_theta=noise.sigma_theta, sigma_w=noise.sigma_w)
-    return Configured(config, guarantee(config, epsilon, delta, noise_scope), steps, q, delta,
-                      noise.conditions.ok, None)
+    z, events = (_reference_model_events(n, steps, config.batch_size, epsilon, delta) if noise_scope == "sensitive"
+                 else (0.0, {}))
+    return Configured(config, guarantee(config, epsilon, delta, noise_scope), n, delta, steps, q, z,
+                      events.get("joint"), sigma={"sigma_theta": noise.sigma_theta, "sigma_w": noise.sigma_w},
+                      parts={k: v for k, v in events.items() if k != "joint"}, conditions=noise.conditions,
+                      accountant="RDP of the paper's model (indicative)" if events else "none")
+
+
+def _strict_sigma(config: DPFermiConfig) -> dict[str, float]:
+    """The per-sample modes' noise std on the clipped sum, z·C (before the λ and sensitivity scales)."""
+    return {"sigma": dp_sgd.noise_std(config.noise_multiplier, config.clip_norm)}
+
+
+def amplified_accounting(c: Configured) -> Configured:
+    """The ``strict`` run at the noise multiplier of the old amplified accounting (PLD of the add/remove
+    Poisson-subsampled Gaussian at q), which the unclipped non-sensitive part breaks (issue 14, defect 1): the
+    privacy audit's broken control. The claim stays ``c``'s."""
+    z = dp_sgd.calibrate_noise(c.guarantee.epsilon, c.delta, c.sampling_probability, c.steps)
+    return c.with_noise_multiplier(z, "old amplified accounting (issue 14, defect 1)")
+
+
+def fit(X: np.ndarray, y: np.ndarray, s: np.ndarray, *, epsilon: float, delta: float | None = None,
+        rng: np.random.Generator, variant: str | DPFermiConfig = "reference", rho: float | None = None,
+        noise_scope: Literal["sensitive", "all"] = "sensitive", warn: bool = True, **hyper
+        ) -> tuple[DPFermiResult, Configured]:
+    """Train one DP-FERMI model at the budget (ε, δ) (δ = 1/n² when None; ρ from ``s`` when None): the
+    :func:`configure` of ``variant`` on these rows, then :func:`fit_many` of that one trial."""
+    rho = group_floor(np.asarray(s)) if rho is None else rho
+    c = configure(variant, n=int(np.shape(X)[0]), epsilon=epsilon, delta=delta, rho=rho, noise_scope=noise_scope,
+                  warn=warn, **hyper)
+    return fit_many(X, y, s, [[c.config]], [rng])[0][0], c

@@ -30,12 +30,14 @@ from repro.learners._jax import float64, jax, jnp
 from repro.learners.dp_sgd import DPSGDResult
 from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
 from repro.learners.logistic import LogisticModel, torch_linear_init
-from repro.privacy.accounting import dp_sgd_epsilon
+from repro.learners.unit import Configured
+from repro.privacy.accounting import dp_sgd_event
+from repro.privacy.accounting import epsilon as accounted_epsilon
 from repro.privacy.dp_sgd import poisson_batch
-from repro.privacy.guarantee import NON_PRIVATE, Guarantee
+from repro.privacy.guarantee import NON_PRIVATE
 
-__all__ = ["DPSGDConfig", "Configured", "DrawnTrial", "schedule", "configure", "draw_trial", "fit_drawn", "fit_many",
-           "train"]
+__all__ = ["DPSGDConfig", "Configured", "DrawnTrial", "schedule", "event", "configure", "fit", "draw_trial", "fit_drawn",
+           "fit_many", "train"]
 
 
 
@@ -65,21 +67,25 @@ def schedule(config: DPSGDConfig, n: int) -> tuple[float, int]:
     return dp_sgd.schedule(n, config.batch_size, config.epochs, rule=config.sampling_rule)
 
 
-@dataclass(frozen=True)
-class Configured:
-    """:func:`configure`'s decision: the configuration (noise set), its guarantee and its schedule."""
+def event(config: DPSGDConfig, n: int):
+    """The run's ``dp_accounting`` event on ``n`` rows: T Poisson-subsampled Gaussians at (z, q); None without
+    noise. Spec: seed-003 §3.2."""
+    if config.noise_multiplier == 0:
+        return None
+    q, steps = schedule(config, n)
+    return dp_sgd_event(config.noise_multiplier, q, steps)
 
-    config: DPSGDConfig
-    guarantee: Guarantee
-    sampling_probability: float
-    steps: int
+
+def _sigma(config: DPSGDConfig) -> dict[str, float]:
+    return {"sigma": dp_sgd.noise_std(config.noise_multiplier, config.clip_norm)}
 
 
 def configure(*, n: int, epsilon: float | None, delta: float, noise_multiplier: float | None = None,
               **hyper) -> Configured:
-    """Calibrate DP-SGD on ``n`` rows to (ε, δ) by the PLD accountant, or take ``noise_multiplier`` as given
+    """Calibrate DP-SGD on ``n`` rows to (ε, δ): the smallest z whose :func:`event` meets it by the PLD
+    accountant (:func:`repro.learners.dp_sgd.calibrate_noise`), or take ``noise_multiplier`` as given
     (``epsilon=None``). ε = ∞ gives no noise. The guarantee carries the PLD ε of the noise used.
-    ``hyper``: the other :class:`DPSGDConfig` fields. Spec: seed-003 §3.2."""
+    ``hyper``: the other :class:`DPSGDConfig` fields. Spec: seed-003 §3.2, §10 P4."""
     if (epsilon is None) == (noise_multiplier is None):
         raise InvalidParameterError("give exactly one of epsilon (calibrated) and noise_multiplier; "
                                     f"got epsilon={epsilon}, noise_multiplier={noise_multiplier}.")
@@ -90,11 +96,20 @@ def configure(*, n: int, epsilon: float | None, delta: float, noise_multiplier: 
             raise InvalidParameterError(f"epsilon must be > 0 (math.inf for none); got {epsilon}.")
         noise_multiplier = dp_sgd.calibrate_noise(epsilon, delta, q, steps)
     config = DPSGDConfig(**{**hyper, "noise_multiplier": float(noise_multiplier)})
-    if config.noise_multiplier == 0:
-        return Configured(config, NON_PRIVATE, q, steps)
-    # the ε the accountant gives for the noise used (≤ the target when calibrated)
-    eps = dp_sgd_epsilon(config.noise_multiplier, q, steps, delta)
-    return Configured(config, dp_sgd_guarantee(eps, delta), q, steps)
+    ev = event(config, n)
+    # the guarantee carries the ε the accountant gives for the noise used (≤ the target when calibrated)
+    claim = NON_PRIVATE if ev is None else dp_sgd_guarantee(accounted_epsilon(ev, delta), delta)
+    return Configured(config, claim, n, float(delta), steps, q, config.noise_multiplier, ev, sigma=_sigma(config),
+                      accountant="PLD (dp_accounting), Poisson-subsampled Gaussian", event_of=event, sigma_of=_sigma)
+
+
+def fit(X: np.ndarray, y: np.ndarray, s: np.ndarray | None = None, *, epsilon: float | None, delta: float,
+        rng: np.random.Generator, noise_multiplier: float | None = None, **hyper) -> tuple[DPSGDResult, Configured]:
+    """Train one DP-SGD model at the budget (ε, δ) (or at a given ``noise_multiplier``): :func:`configure` on
+    these rows, then :func:`fit_many` of that one trial. DP-SGD does not read ``s`` (Algorithm 2 appends it to
+    X itself)."""
+    c = configure(n=int(np.shape(X)[0]), epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier, **hyper)
+    return fit_many(X, y, [c.config], [rng])[0], c
 
 
 @dataclass

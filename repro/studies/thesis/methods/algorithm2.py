@@ -21,7 +21,7 @@ from repro.fairness.private_postprocessing import algorithm2, apply_rule
 from repro.fairness.private_postprocessing import guarantee as postprocessing_guarantee
 from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
 from repro.learners.dp_sgd_unit import configure, train
-from repro.privacy.accounting import dp_sgd_epsilon
+from repro.learners.unit import privacy_row
 from repro.privacy.group import privacy_unit
 from repro.privacy.guarantee import compose
 from repro.studies.methods import Method
@@ -61,9 +61,8 @@ def run(ds: TabularDataset, sp: Split, X: np.ndarray, params: dict[str, Any],
     """Both records (base model, Algorithm 2). Spec: seed-003 §2.7 steps 3–6."""
     Xa = np.hstack([X, ds.s[:, None].astype(np.float64)])  # input [x, A] (spec §2.7 step 3)
     c = _configure(params, sp.train.size)
-    q, steps, nm = c.sampling_probability, c.steps, c.config.noise_multiplier
     res = train(Xa[sp.train], ds.y[sp.train], c.config, rng=rng)
-    eps0, eps1, delta = float(params["eps0"]), float(params["eps1"]), float(params["delta"])
+    eps0, eps1 = float(params["eps0"]), float(params["eps1"])
     h_post = res.model.predict(Xa[sp.post])
     rule, rates = algorithm2(h_post, ds.s[sp.post], eps0, eps1, rng=rng)
     h_test = res.model.predict(Xa[sp.test])
@@ -71,9 +70,8 @@ def run(ds: TabularDataset, sp: Split, X: np.ndarray, params: dict[str, Any],
     fair = apply_rule(h_test, s_test, rule, rng=rng)
     base = c.guarantee
     eps_sgd = base.epsilon
-    eps_sgd_rdp = dp_sgd_epsilon(nm, q, steps, delta, "rdp")
-    common = {"noise_multiplier": nm, "noise_std": nm * float(params["clip_norm"]), "q": q,
-              "steps": float(steps), "eps_dpsgd": eps_sgd, "eps_dpsgd_rdp": eps_sgd_rdp}
+    common = {**privacy_row(c, "noise_multiplier", noise_std="sigma", q="sampling_probability"),
+              "steps": float(c.steps), "eps_dpsgd": eps_sgd, **privacy_row(c, eps_dpsgd_rdp="epsilon_rdp")}
     alg2 = compose(base, postprocessing_guarantee(eps0, eps1))
     return TrialOutput(records=[
         {"method": BASE, "accuracy": accuracy(h_test, y_test), "sp_gap": sp_gap(h_test, s_test),
