@@ -19,7 +19,7 @@ import numpy as np
 from repro.errors import InvalidParameterError
 from repro.learners import dp_fermi_unit
 from repro.learners.dp_fermi import DPFermiConfig
-from repro.learners.unit import Configured
+from repro.learners.unit import Configured, Unit
 from repro.privacy.dpfermi_noise import group_floor
 
 __all__ = ["VARIANTS", "configure", "event", "fit", "fit_many"]
@@ -70,3 +70,28 @@ def fit(X: np.ndarray, y: np.ndarray, s: np.ndarray, *, epsilon: float, delta: f
     rho = group_floor(np.asarray(s)) if rho is None else rho
     c = configure(variant, n=int(np.shape(X)[0]), epsilon=epsilon, delta=delta, rho=rho, **hyper)
     return fit_many(X, y, s, [[c.config.with_(lam=float(lam)) for lam in lams]], [rng], **(train or {}))[0], c
+
+
+def _example(rng: np.random.Generator) -> tuple:
+    """A few 16-px images (the smoke profile's size), 9 age classes, 5 races; one epoch, on the CPU."""
+    n = 24
+    X = rng.integers(0, 256, size=(n, 16, 16, 3), dtype=np.uint8)
+    y, s = np.arange(n) % 9, np.arange(n) % 5
+    return X, y, s, dict(variant="strict", epsilon=50.0, delta=1e-3, batch_size=8, epochs=1,
+                         train=dict(model="vgg", device="cpu", n_classes=9, w_rows="groups", norm_stats="instance"))
+
+
+def _fit_one(X, y, s, c: Configured, rng: np.random.Generator):
+    return fit_many(X, y, s, [[c.config]], [rng], model="vgg", device="cpu", n_classes=9, w_rows="groups",
+                    norm_stats="instance")[0][0]
+
+
+#: the unit's contract (:class:`repro.learners.unit.Unit`)
+UNIT = Unit(name="DP-FERMI (CNN)", event=event, configure=configure, fit=lambda *a, **k: _first(fit(*a, **k)),
+            fit_many=fit_many, fit_one=_fit_one, example=_example)
+
+
+def _first(fitted: tuple[list, Configured]) -> tuple:
+    """``fit``'s one-λ result as one model (the contract's ``fit`` returns a model, not a grid)."""
+    models, c = fitted
+    return models[0], c

@@ -42,7 +42,7 @@ from repro.learners.dp_fermi import (
 )
 from repro.learners.dp_fermi import guarantee as engine_guarantee
 from repro.learners.dp_fermi_compiled import fit_many, train_batch
-from repro.learners.unit import Configured
+from repro.learners.unit import Configured, Unit, tiny_tabular
 from repro.privacy.accounting import dp_sgd_event
 from repro.privacy.dpfermi_noise import group_floor
 from repro.privacy.dpfermi_noise import noise_multiplier as reference_multiplier
@@ -176,3 +176,13 @@ def fit(X: np.ndarray, y: np.ndarray, s: np.ndarray, *, epsilon: float, delta: f
     c = configure(variant, n=int(np.shape(X)[0]), epsilon=epsilon, delta=delta, rho=rho, noise_scope=noise_scope,
                   warn=warn, **hyper)
     return fit_many(X, y, s, [[c.config]], [rng])[0][0], c
+
+
+def _example(rng: np.random.Generator) -> tuple:
+    X, y, s = tiny_tabular(rng)
+    return X, y, s, dict(variant="strict-all", epsilon=2.0, delta=1e-3, lam=0.5, batch_size=32, epochs=2)
+
+
+#: the unit's contract (:class:`repro.learners.unit.Unit`)
+UNIT = Unit(name="DP-FERMI (tabular)", event=event, configure=configure, fit=fit, fit_many=fit_many,
+            fit_one=lambda X, y, s, c, rng: fit_many(X, y, s, [[c.config]], [rng])[0][0], example=_example)

@@ -30,7 +30,7 @@ from repro.learners._jax import float64, jax, jnp
 from repro.learners.dp_sgd import DPSGDResult
 from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
 from repro.learners.logistic import LogisticModel, torch_linear_init
-from repro.learners.unit import Configured
+from repro.learners.unit import Configured, Unit, tiny_tabular
 from repro.privacy.accounting import dp_sgd_event
 from repro.privacy.accounting import epsilon as accounted_epsilon
 from repro.privacy.dp_sgd import poisson_batch
@@ -225,3 +225,13 @@ def fit_drawn(trials: Sequence[DrawnTrial]) -> list[DPSGDResult]:
 def train(X: np.ndarray, y: np.ndarray, config: DPSGDConfig, *, rng: np.random.Generator) -> DPSGDResult:
     """One trial of :func:`fit_many`: the compiled counterpart of ``train_dp_sgd_logistic``."""
     return fit_many(X, y, [config], [rng])[0]
+
+
+def _example(rng: np.random.Generator) -> tuple:
+    X, y, s = tiny_tabular(rng)
+    return X, y, s, dict(epsilon=1.0, delta=1e-3, batch_size=32, epochs=2, lr=0.1)
+
+
+#: the unit's contract (:class:`repro.learners.unit.Unit`)
+UNIT = Unit(name="DP-SGD (logistic)", event=event, configure=configure, fit=fit, fit_many=fit_many,
+            fit_one=lambda X, y, s, c, rng: fit_many(X, y, [c.config], [rng])[0], example=_example)

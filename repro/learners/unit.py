@@ -14,23 +14,26 @@ Every private learner family has a unit (:mod:`repro.learners.dp_fermi_unit`, :m
 :class:`~repro.privacy.guarantee.Guarantee` it claims and :meth:`Configured.epsilon` (PLD or RDP at any δ). The
 privacy audits' broken controls are named deviations of a ``Configured`` (:meth:`Configured.with_noise_multiplier`;
 the claim stays the calibrated one). :func:`privacy_row` is the one function that turns a ``Configured`` into a
-trial's privacy row. Spec: seed-003 §3.2, §10 P4 and P6; seed-004 §4.4, §5.
+trial's privacy row. Each unit module declares its contract once as ``UNIT = Unit(...)``; the tests find every
+``UNIT`` under :mod:`repro.learners` and check it (``tests/learners/test_units.py``), with no test edit per unit. Spec: seed-003 §3.2, §10 P4 and P6; seed-004 §4.4, §5.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from repro.errors import InvalidParameterError
 from repro.privacy.accounting import Accountant
 from repro.privacy.accounting import epsilon as accounted_epsilon
 from repro.privacy.guarantee import Guarantee
 
-__all__ = ["Configured", "privacy_row"]
+__all__ = ["Configured", "Unit", "privacy_row", "tiny_tabular"]
 
 
 @dataclass(frozen=True)
@@ -126,3 +129,31 @@ def privacy_row(c: Configured, *names: str, **columns: str) -> dict[str, Any]:
     row = {name: _fact(c, name) for name in names}
     row.update({column: _fact(c, fact) for column, fact in columns.items()})
     return row
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A learner unit's contract, declared once in its module as ``UNIT = Unit(...)``.
+
+    ``event``, ``configure``, ``fit`` and ``fit_many`` are the module's functions (module docstring);
+    ``fit_one(X, y, s, configured, rng)`` is ``fit_many`` of that one trial at ``configured.config`` (how this
+    unit's ``fit_many`` is called, which differs by the trial's shape: one model, a λ grid, a γ grid);
+    ``example(rng) -> (X, y, s, kwargs)`` a tiny accounted run of ``fit`` (the budget and hyperparameters in
+    ``kwargs``) on which the contract is checked.
+    """
+
+    name: str
+    event: Callable[[Any, int], Any]
+    configure: Callable[..., Configured]
+    fit: Callable[..., tuple[Any, Configured]]
+    fit_many: Callable[..., Sequence[Any]]
+    fit_one: Callable[[Any, Any, Any, Configured, np.random.Generator], Any]
+    example: Callable[[np.random.Generator], tuple[Any, Any, Any, dict[str, Any]]]
+
+
+def tiny_tabular(rng: np.random.Generator, n: int = 120, d: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A tiny tabular problem for :attr:`Unit.example`: standard-normal X, a noisy linear label, two groups."""
+    X = rng.standard_normal((n, d))
+    s = (rng.random(n) < 0.4).astype(np.int64)
+    y = (X[:, 0] + 0.5 * s + 0.5 * rng.standard_normal(n) > 0).astype(np.int64)
+    return X, y, s

@@ -27,7 +27,7 @@ from repro.errors import InvalidParameterError
 from repro.learners import dp_sgd
 from repro.learners.baselines._dpsgd import cell_layout, train_batched_dp_sgd
 from repro.learners.logistic import LogisticModel
-from repro.learners.unit import Configured
+from repro.learners.unit import Configured, Unit, tiny_tabular
 from repro.privacy.accounting import dp_sgd_event
 from repro.privacy.guarantee import NON_PRIVATE, STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
 
@@ -133,3 +133,14 @@ def fit(X: np.ndarray, y: np.ndarray, s: np.ndarray, *, epsilon: float, delta: f
     :func:`fit_many` of that one trial)."""
     c = configure(n=int(np.shape(X)[0]), epsilon=epsilon, delta=delta, **hyper)
     return fit_many(X, y, s, [c.config], [rng], gammas=[gammas])[0], c
+
+
+def _example(rng: np.random.Generator) -> tuple:
+    X, y, s = tiny_tabular(rng)
+    return X, y, s, dict(epsilon=1.0, delta=1e-3, gammas=(1.0,), batch_size=32, epochs=2)
+
+
+#: the unit's contract (:class:`repro.learners.unit.Unit`); the example's γ grid is (1,)
+UNIT = Unit(name="the baselines' DP-SGD core", event=event, configure=configure, fit=fit, fit_many=fit_many,
+            fit_one=lambda X, y, s, c, rng: fit_many(X, y, s, [c.config], [rng], gammas=[(1.0,)])[0],
+            example=_example)

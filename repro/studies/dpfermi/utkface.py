@@ -36,7 +36,7 @@ per-sample gradients by ``jax.vmap``), θ noise ×λ, W noise from the exact bou
 noise multiplier calibrated so the stated ε holds for the joint (θ, W) mechanism w.r.t. race. Each record's
 unclipped loss and W-norm part enters every noisy sum, so add/remove amplification by subsampling does not
 apply: the exact strict accountant (:mod:`repro.privacy.strict_accountant`, the tabular engine's, via
-:func:`repro.learners.dp_fermi.calibrate_privacy`; issue 21, items 1–2) calibrates z. P̂_S is treated as public: these ε carry the *public-statistics caveat*. W in the
+:mod:`repro.learners.dp_fermi_cnn_unit`; issue 21, items 1–2) calibrates z. P̂_S is treated as public: these ε carry the *public-statistics caveat*. W in the
 Frobenius ball of radius 5 (the engine's strict default; W*'s entries reach 1/√ρ ≈ 3.75 here).
 
 Profiles (experiment file): ``full`` = the paper (128 px, 150 epochs, 5 seeds, ε ∈ {10, 25, 50, 100, 200},
