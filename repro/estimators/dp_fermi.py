@@ -98,8 +98,7 @@ class DPFermiClassifier(LinearFairClassifierBase):
     def _check_params(self) -> None:
         if self.variant not in VARIANTS:
             raise InvalidParameterError(f"variant must be one of {', '.join(VARIANTS)}; got {self.variant!r}.")
-        if self.noise_scope not in ("sensitive", "all"):
-            raise InvalidParameterError(f"noise_scope must be 'sensitive' or 'all'; got {self.noise_scope!r}.")
+        unit.NoiseScope.of(self.noise_scope)
         if not float(self.epsilon) > 0:
             raise InvalidParameterError(f"epsilon must be > 0 (math.inf for none); got {self.epsilon}.")
 

@@ -21,8 +21,8 @@ Spec: seed-004-dpfermi.md §4.3–§4.4 (variants), §5 (Theorem 3.3 noise; cave
 
 from __future__ import annotations
 
+import enum
 import math
-from typing import Literal
 
 import numpy as np
 
@@ -48,7 +48,7 @@ from repro.privacy.dpfermi_noise import group_floor
 from repro.privacy.dpfermi_noise import noise_multiplier as reference_multiplier
 from repro.privacy.guarantee import Guarantee, Label, Neighbouring
 
-__all__ = ["VARIANTS", "ALL_FEATURE_REFERENCE", "Configured", "schedule", "guarantee", "event", "configure", "fit",
+__all__ = ["VARIANTS", "ALL_FEATURE_REFERENCE", "NoiseScope", "DECLARED", "Configured", "schedule", "guarantee", "event", "configure", "fit",
            "fit_many", "train_batch", "amplified_accounting"]
 
 #: the reference code path with the thesis's all-feature noise: nominal, w.r.t. the relation that noise is
@@ -64,14 +64,41 @@ VARIANTS: dict[str, DPFermiConfig] = {"reference": REFERENCE, "strict": STRICT_S
                                       "strict-all": STRICT_ALL_FEATURES}
 
 
+class NoiseScope(enum.StrEnum):
+    """What the reference path's noise is calibrated to protect, owning its noise rule and its claim: Theorem
+    3.3(a)'s σ's for the sensitive attribute (``sensitive``; the paper's model of them is carried as an event), or
+    the thesis code's all-feature formulas (``all``; nominal w.r.t. replacing a whole record, no event). A ``str``
+    enum: it equals its text. Spec: seed-004 §5; seed-003 §3.3."""
+
+    SENSITIVE = "sensitive"
+    ALL = "all"
+
+    @classmethod
+    def of(cls, value: object) -> NoiseScope:
+        """``value`` as a scope; anything else is a one-line error naming the choices."""
+        try:
+            return cls(value)
+        except ValueError:
+            raise InvalidParameterError(f"noise_scope must be 'sensitive' or 'all'; got {value!r}.") from None
+
+    def noise(self, config: DPFermiConfig, n: int, epsilon: float, delta: float, rho: float, *, warn: bool = True):
+        """σ_θ, σ_W of ``config`` on ``n`` rows at (ε, δ), group floor ρ, with Theorem 3.3's conditions
+        (:func:`repro.learners.dp_fermi.reference_noise` under this scope's formulas)."""
+        return reference_noise(config, n, epsilon, delta, rho, scope=self.value, warn=warn)
+
+    def guarantee(self, config: DPFermiConfig, epsilon: float, delta: float) -> Guarantee:
+        """What the reference path promises under this scope (the engine's declaration for ``sensitive``)."""
+        if self is NoiseScope.ALL and not config.per_sample_privacy:
+            return ALL_FEATURE_REFERENCE.with_epsilon(epsilon, delta)
+        return engine_guarantee(config, epsilon, delta)
+
+
 def guarantee(config: DPFermiConfig, epsilon: float, delta: float,
-              noise_scope: Literal["sensitive", "all"] = "sensitive") -> Guarantee:
+              noise_scope: NoiseScope | str = NoiseScope.SENSITIVE) -> Guarantee:
     """What a run of ``config`` at (ε, δ) promises: the engine's declaration for its privacy mode
     (:func:`repro.learners.dp_fermi.guarantee`), or :data:`ALL_FEATURE_REFERENCE` for the reference path
-    with the thesis's all-feature noise."""
-    if noise_scope == "all" and not config.per_sample_privacy:
-        return ALL_FEATURE_REFERENCE.with_epsilon(epsilon, delta)
-    return engine_guarantee(config, epsilon, delta)
+    with the thesis's all-feature noise (:meth:`NoiseScope.guarantee`)."""
+    return NoiseScope.of(noise_scope).guarantee(config, epsilon, delta)
 
 
 #: what each named variant declares (its engine's privacy mode; ε and δ are filled per run)
@@ -99,7 +126,7 @@ def _reference_model_events(n: int, steps: int, batch_size: int, epsilon: float,
 
 
 def configure(variant: str | DPFermiConfig, *, n: int, epsilon: float, delta: float | None = None,
-              rho: float | None = None, noise_scope: Literal["sensitive", "all"] = "sensitive",
+              rho: float | None = None, noise_scope: NoiseScope | str = NoiseScope.SENSITIVE,
               warn: bool = True, **hyper) -> Configured:
     """Calibrate a DP-FERMI variant to (ε, δ) on ``n`` training rows (a :class:`repro.learners.unit.Configured`).
 
@@ -143,11 +170,12 @@ def configure(variant: str | DPFermiConfig, *, n: int, epsilon: float, delta: fl
                           sigma_of=_strict_sigma)
     if rho is None:
         raise InvalidParameterError("the reference noise (Theorem 3.3) needs the group floor rho.")
-    noise = reference_noise(config, n, epsilon, delta, rho, scope=noise_scope, warn=warn)
+    scope = NoiseScope.of(noise_scope)
+    noise = scope.noise(config, n, epsilon, delta, rho, warn=warn)
     config = config.with_(sigma_theta=noise.sigma_theta, sigma_w=noise.sigma_w)
-    z, events = (_reference_model_events(n, steps, config.batch_size, epsilon, delta) if noise_scope == "sensitive"
-                 else (0.0, {}))
-    return Configured(config, guarantee(config, epsilon, delta, noise_scope), n, delta, steps, q, z,
+    z, events = (_reference_model_events(n, steps, config.batch_size, epsilon, delta)
+                 if scope is NoiseScope.SENSITIVE else (0.0, {}))
+    return Configured(config, scope.guarantee(config, epsilon, delta), n, delta, steps, q, z,
                       events.get("joint"), sigma={"sigma_theta": noise.sigma_theta, "sigma_w": noise.sigma_w},
                       parts={k: v for k, v in events.items() if k != "joint"}, conditions=noise.conditions,
                       accountant="RDP of the paper's model (indicative)" if events else "none")
@@ -168,7 +196,7 @@ def amplified_accounting(c: Configured) -> Configured:
 
 def fit(X: np.ndarray, y: np.ndarray, s: np.ndarray, *, epsilon: float, delta: float | None = None,
         rng: np.random.Generator, variant: str | DPFermiConfig = "reference", rho: float | None = None,
-        noise_scope: Literal["sensitive", "all"] = "sensitive", warn: bool = True, **hyper
+        noise_scope: NoiseScope | str = NoiseScope.SENSITIVE, warn: bool = True, **hyper
         ) -> tuple[DPFermiResult, Configured]:
     """Train one DP-FERMI model at the budget (ε, δ) (δ = 1/n² when None; ρ from ``s`` when None): the
     :func:`configure` of ``variant`` on these rows, then :func:`fit_many` of that one trial."""

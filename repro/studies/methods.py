@@ -17,6 +17,7 @@ its own (Algorithm 2's base-model row) keeps a hand-written ``run``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import pkgutil
@@ -30,11 +31,48 @@ from repro.errors import InvalidParameterError, UnknownNameError
 from repro.privacy.guarantee import Guarantee
 from repro.privacy.guarantee import is_user_declared as is_user_label
 
-__all__ = ["BatchedRun", "Declared", "Knob", "KnobFit", "Learner", "Method", "Param", "discover", "find",
+__all__ = ["BatchedRun", "Declared", "Knob", "KnobFit", "Learner", "Method", "Param", "Style", "discover", "find",
            "is_user_label", "USER_SUFFIX"]
 
 #: how figures and reports mark a researcher's method (``repro run --with``)
 USER_SUFFIX = "(yours)"
+
+
+@dataclass(frozen=True)
+class Style(Mapping):
+    """How tables and figures draw one record name of a method: matplotlib's ``color``, ``label``, ``marker``,
+    ``markersize`` and ``alpha``. A read-only mapping of the fields that are set (``dict(style)`` gives the
+    keyword arguments of a plot call); an unknown field is a one-line error at declaration."""
+
+    color: str | None = None
+    label: str | None = None
+    marker: str | None = None
+    markersize: float | None = None
+    alpha: float | None = None
+
+    @classmethod
+    def of(cls, value: Style | Mapping[str, Any] | None) -> Style:
+        """``value`` as a :class:`Style` (a mapping's keys must be its fields)."""
+        if isinstance(value, Style):
+            return value
+        value = dict(value or {})
+        unknown = sorted(set(value) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise InvalidParameterError(f"a method style takes color, label, marker, markersize and alpha; got "
+                                        f"{', '.join(unknown)}.")
+        return cls(**value)
+
+    def _set(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if getattr(self, f.name) is not None}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._set()[key]
+
+    def __iter__(self):
+        return iter(self._set())
+
+    def __len__(self) -> int:
+        return len(self._set())
 
 
 @dataclass(frozen=True)
@@ -182,12 +220,15 @@ class Method:
     guarantee: Guarantee | Mapping[str, Guarantee]
     records: tuple[str, ...] = ()
     order: int = 100
-    style: Mapping[str, Any] = field(default_factory=dict)
+    style: Mapping[str, Style] = field(default_factory=dict)
     variant_independent: bool = False
     #: the batched hook (optional): ``prepare`` takes ``run``'s arguments and returns a :class:`KnobFit`;
     #: ``fit_many(X, y, s, configs, generators)`` is the learner unit's batched fit
     prepare: Callable[..., KnobFit] | None = None
     fit_many: Callable[..., list] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "style", {record: Style.of(st) for record, st in dict(self.style).items()})
 
     @classmethod
     def declare(cls, *, name: str, learner: Any, guarantee: Guarantee | Mapping[str, Guarantee],

@@ -61,7 +61,7 @@ from typing import Any
 from repro.engine.study import Batching, Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.engine.user_method import USER_KEY, fit_predict
-from repro.errors import InvalidParameterError
+from repro.fairness.notion import Fairness
 from repro.privacy.group import per_person
 from repro.studies.dpfermi import methods as method_registry
 from repro.studies.dpfermi._tabular import load_dataset, metrics, privileged_group, split
@@ -96,9 +96,7 @@ def _run_user_method(params: dict[str, Any], ctx: TrialContext, parts: tuple) ->
 
 def _inputs(params: dict[str, Any], ctx: TrialContext) -> tuple[str, Any, tuple]:
     """The data mode, dataset and split of one trial (checked first)."""
-    fairness = params["fairness"]
-    if fairness not in ("dp", "eo"):
-        raise InvalidParameterError(f"fairness must be 'dp' or 'eo'; got {fairness!r}.")
+    Fairness.of(params["fairness"])   # one-line error before anything loads
     data = str(params["data"])
     ds = load_dataset(params["dataset"], data)
     return data, ds, _split(ds, params, ctx, data)
