@@ -44,7 +44,7 @@ from repro.learners.dp_fermi import guarantee as engine_guarantee
 from repro.learners.dp_fermi_compiled import fit_many, train_batch
 from repro.learners.unit import Configured, Unit, tiny_tabular
 from repro.privacy.accounting import dp_sgd_event
-from repro.privacy.dpfermi_noise import group_floor
+from repro.privacy.dpfermi_noise import NoiseLevels, group_floor
 from repro.privacy.dpfermi_noise import noise_multiplier as reference_multiplier
 from repro.privacy.guarantee import Guarantee, Label, Neighbouring
 
@@ -81,10 +81,21 @@ class NoiseScope(enum.StrEnum):
         except ValueError:
             raise InvalidParameterError(f"noise_scope must be 'sensitive' or 'all'; got {value!r}.") from None
 
-    def noise(self, config: DPFermiConfig, n: int, epsilon: float, delta: float, rho: float, *, warn: bool = True):
+    def noise(self, config: DPFermiConfig, n: int, epsilon: float, delta: float, rho: float, *, warn: bool = True
+              ) -> tuple[NoiseLevels, float, dict]:
         """σ_θ, σ_W of ``config`` on ``n`` rows at (ε, δ), group floor ρ, with Theorem 3.3's conditions
-        (:func:`repro.learners.dp_fermi.reference_noise` under this scope's formulas)."""
-        return reference_noise(config, n, epsilon, delta, rho, scope=self.value, warn=warn)
+        (:func:`repro.learners.dp_fermi.reference_noise` under this scope's formulas); for ``sensitive`` also
+        Theorem 3.3(a)'s block multiplier z and the paper's model of that noise (spec §5 caveat 1): each block T
+        Poisson-subsampled Gaussians at q = B/n, the joint (θ, W) release one at z/√2 (indicative only: the code
+        clips the batch gradient, not each sample's; none for ε = ∞ or ``all``)."""
+        levels = reference_noise(config, n, epsilon, delta, rho, scope=self.value, warn=warn)
+        z = reference_multiplier(n, levels.steps, config.batch_size, epsilon, delta) if self is NoiseScope.SENSITIVE \
+            else 0.0
+        if z == 0.0:
+            return levels, 0.0, {}
+        q = dp_sgd.schedule(n, config.batch_size, 1, rule="B/n")[0]
+        return levels, z, {"joint": dp_sgd_event(z / math.sqrt(2), q, levels.steps),
+                           "block": dp_sgd_event(z, q, levels.steps)}
 
     def guarantee(self, config: DPFermiConfig, epsilon: float, delta: float) -> Guarantee:
         """What the reference path promises under this scope (the engine's declaration for ``sensitive``)."""
@@ -112,17 +123,6 @@ def event(config: DPFermiConfig, n: int):
     accountant: Theorem 3.3's formula) or no noise (:func:`repro.learners.dp_fermi.privacy_event`)."""
     q, steps = schedule(config, n)
     return privacy_event(config, config.noise_multiplier, q, steps)
-
-
-def _reference_model_events(n: int, steps: int, batch_size: int, epsilon: float, delta: float) -> tuple[float, dict]:
-    """Theorem 3.3(a)'s block multiplier z and the paper's model of the reference noise (spec §5 caveat 1):
-    each block T Poisson-subsampled Gaussians at q = B/n, the joint (θ, W) release one at z/√2. Indicative only
-    (the code clips the batch gradient, not each sample's). {} for ε = ∞."""
-    z = reference_multiplier(n, steps, batch_size, epsilon, delta)
-    if z == 0.0:
-        return 0.0, {}
-    q = dp_sgd.schedule(n, batch_size, 1, rule="B/n")[0]
-    return z, {"joint": dp_sgd_event(z / math.sqrt(2), q, steps), "block": dp_sgd_event(z, q, steps)}
 
 
 def configure(variant: str | DPFermiConfig, *, n: int, epsilon: float, delta: float | None = None,
@@ -165,25 +165,17 @@ def configure(variant: str | DPFermiConfig, *, n: int, epsilon: float, delta: fl
     if config.per_sample_privacy:
         z = 0.0 if math.isinf(epsilon) else calibrate_privacy(config, epsilon, delta, q, steps)
         config = config.with_(noise_multiplier=z)
-        return Configured(config, engine_guarantee(config, epsilon, delta), n, delta, steps, q, z, event(config, n),
-                          sigma=_strict_sigma(config), accountant=accountant_name(config), event_of=event,
-                          sigma_of=_strict_sigma)
+        return Configured(config, engine_guarantee(config, epsilon, delta), n, delta, steps, q, z,
+                          privacy_event(config, z, q, steps), accountant=accountant_name(config), event_of=event)
     if rho is None:
         raise InvalidParameterError("the reference noise (Theorem 3.3) needs the group floor rho.")
-    scope = NoiseScope.of(noise_scope)
-    noise = scope.noise(config, n, epsilon, delta, rho, warn=warn)
+    scope = noise_scope if isinstance(noise_scope, NoiseScope) else NoiseScope.of(noise_scope)
+    noise, z, events = scope.noise(config, n, epsilon, delta, rho, warn=warn)
     config = config.with_(sigma_theta=noise.sigma_theta, sigma_w=noise.sigma_w)
-    z, events = (_reference_model_events(n, steps, config.batch_size, epsilon, delta)
-                 if scope is NoiseScope.SENSITIVE else (0.0, {}))
     return Configured(config, scope.guarantee(config, epsilon, delta), n, delta, steps, q, z,
                       events.get("joint"), sigma={"sigma_theta": noise.sigma_theta, "sigma_w": noise.sigma_w},
                       parts={k: v for k, v in events.items() if k != "joint"}, conditions=noise.conditions,
                       accountant="RDP of the paper's model (indicative)" if events else "none")
-
-
-def _strict_sigma(config: DPFermiConfig) -> dict[str, float]:
-    """The per-sample modes' noise std on the clipped sum, z·C (before the λ and sensitivity scales)."""
-    return {"sigma": dp_sgd.noise_std(config.noise_multiplier, config.clip_norm)}
 
 
 def amplified_accounting(c: Configured) -> Configured:

@@ -108,26 +108,24 @@ _FACTS: dict[str, Callable[[Configured], Any]] = {
 }
 
 
-def _fact(c: Configured, name: str) -> Any:
-    if name in _FACTS:
-        return _FACTS[name](c)
-    if name in c.sigma:
-        return c.sigma[name]
-    if name.endswith("_epsilon_rdp") and name[: -len("_epsilon_rdp")] in c.parts:
-        return c.epsilon(c.delta, "rdp", part=name[: -len("_epsilon_rdp")])
-    if dataclasses.is_dataclass(c.config) and name in {f.name for f in dataclasses.fields(c.config)}:
-        return getattr(c.config, name)
-    raise InvalidParameterError(f"a privacy row cannot name {name!r}; facts: {', '.join(_FACTS)}, the noise stds "
-                                f"({', '.join(c.sigma) or 'none'}), <part>_epsilon_rdp for parts "
-                                f"({', '.join(c.parts) or 'none'}) and the configuration's fields.")
-
-
 def privacy_row(c: Configured, *names: str, **columns: str) -> dict[str, Any]:
     """The privacy row of a trial from its :class:`Configured`: each of ``names`` under its own name, then each
     ``column=fact`` of ``columns`` (facts: :data:`_FACTS`, the noise stds, ``<part>_epsilon_rdp``, the
     configuration's fields). Only the facts named are computed (an accountant's ε costs time)."""
-    row = {name: _fact(c, name) for name in names}
-    row.update({column: _fact(c, fact) for column, fact in columns.items()})
+    row = {}
+    for column, name in [*((n, n) for n in names), *columns.items()]:
+        if name in _FACTS:
+            row[column] = _FACTS[name](c)
+        elif name in c.sigma:
+            row[column] = c.sigma[name]
+        elif name.endswith("_epsilon_rdp") and name.removesuffix("_epsilon_rdp") in c.parts:
+            row[column] = c.epsilon(c.delta, "rdp", part=name.removesuffix("_epsilon_rdp"))
+        elif dataclasses.is_dataclass(c.config) and name in {f.name for f in dataclasses.fields(c.config)}:
+            row[column] = getattr(c.config, name)
+        else:
+            raise InvalidParameterError(f"a privacy row cannot name {name!r}; facts: {', '.join(_FACTS)}, the noise "
+                                        f"stds ({', '.join(c.sigma) or 'none'}), <part>_epsilon_rdp for parts "
+                                        f"({', '.join(c.parts) or 'none'}) and the configuration's fields.")
     return row
 
 

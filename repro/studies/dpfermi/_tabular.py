@@ -59,7 +59,7 @@ def metrics(prob_pred: np.ndarray, y: np.ndarray, s: np.ndarray, fairness: Fairn
     err = float(np.mean(p * (1 - y) + (1 - p) * y))
     dp, eo = Fairness.DP.violation(p, s, y), Fairness.EO.violation(p, s, y)
     return {"error": err, "dp_violation": dp, "eo_violation": eo,
-            "violation": dp if Fairness.of(fairness) is Fairness.DP else eo}
+            "violation": dp if Fairness(fairness) is Fairness.DP else eo}
 
 
 def privileged_group(y: np.ndarray, s: np.ndarray) -> int:

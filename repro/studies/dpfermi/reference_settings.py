@@ -16,7 +16,7 @@ from repro.learners.unit import Configured, privacy_row
 from repro.privacy.dpfermi_noise import data_bound_epsilons, group_floor
 from repro.studies.dpfermi._tabular import privileged_group, split
 
-__all__ = ["settings", "data_facts", "data_bound", "privacy_columns"]
+__all__ = ["settings", "data_facts", "privacy_columns"]
 
 
 def _tuned(params, ctx, data: str, ds, base: DPFermiConfig, lr_thetas: tuple[float, ...] | None = None):
@@ -52,16 +52,6 @@ def _tuned(params, ctx, data: str, ds, base: DPFermiConfig, lr_thetas: tuple[flo
            "rho": rho, "delta": delta}
     return ctx.shared_value("dpfermi-tuning", scope="tuning", key=key, compute=compute, module=__name__,
                             validate=_is_tuning_choice)
-
-
-def data_bound(n, steps, B, eps, delta, lam, clip, radius, rho, facts) -> dict[str, float]:
-    """ε of the reference noise at λ = ``lam`` under the data's bounds (θ block and joint, RDP), or ∞."""
-    if math.isinf(eps):
-        return {"eps_data_theta_rdp": math.inf, "eps_data_joint_rdp": math.inf}
-    r = data_bound_epsilons(n, steps, B, eps, delta, lam=lam, clip=clip, radius=radius, rho=rho,
-                            max_row_norm=facts["max_row_norm"], label_rows=facts["label_rows"],
-                            p_group=facts["p_group"])
-    return {"eps_data_theta_rdp": r.eps_theta_rdp, "eps_data_joint_rdp": r.eps_joint_rdp}
 
 
 def _is_tuning_choice(value: Any) -> bool:
@@ -114,9 +104,15 @@ def settings(params: dict[str, Any], ctx: TrialContext, data: str, ds, ref: DPFe
 def privacy_columns(c: Configured, epsilon: float, setting: tuple[float, float, float], code_group: int,
                     facts: dict[str, Any], lam_max: float, rho: float) -> dict[str, Any]:
     """The reference row's own columns for one (L, D, η_θ) ``setting``: the unit's σ's, Theorem 3.3(a)'s z and
-    the RDP ε of the paper's model (one block, joint), the conditions, the data facts and the data-bound ε."""
-    L, D, lr = setting
+    the RDP ε of the paper's model (one block, joint), the conditions, the data facts and the ε of that noise
+    under the data's true bounds at λ = ``lam_max`` (θ block and joint, RDP; issue 22, fact 5)."""
+    L, D, _ = setting
+    bound = {"eps_data_theta_rdp": math.inf, "eps_data_joint_rdp": math.inf}   # (ε = ∞: no noise)
+    if not math.isinf(epsilon):
+        r = data_bound_epsilons(c.n, c.steps, c.config.batch_size, epsilon, c.delta, lam=lam_max, clip=L, radius=D,
+                                rho=rho, max_row_norm=facts["max_row_norm"], label_rows=facts["label_rows"],
+                                p_group=facts["p_group"])
+        bound = {"eps_data_theta_rdp": r.eps_theta_rdp, "eps_data_joint_rdp": r.eps_joint_rdp}
     return {**privacy_row(c, "sigma_theta", "sigma_w", "noise_multiplier", eps_block_rdp="block_epsilon_rdp",
                           eps_joint_rdp="epsilon_rdp"), **privacy_row(c, "conditions_ok"),
-            "code_group": code_group, **facts, "lambda_max": lam_max,
-            **data_bound(c.n, c.steps, c.config.batch_size, epsilon, c.delta, lam_max, L, D, rho, facts)}
+            "code_group": code_group, **facts, "lambda_max": lam_max, **bound}
