@@ -9,7 +9,10 @@ the project's own accountant, so that achievable ≈ claimed and the audit can f
 ``broken=True`` runs the *broken-mechanism control*: the same attack on the same mechanism with 2×
 too little noise (statistical audits; for DP-FERMI ``strict`` the old amplified accounting of
 defect 1) or a deliberately wrong sensitivity / budget (exact audits), while the claim stays the
-correct one. The control must be flagged (audited > claimed); a control that is not flagged shows
+correct one: the DP-SGD and DP-FERMI audits configure their instance through the learner unit
+(``configure``) and run the control as a named deviation of that ``Configured``
+(``with_noise_multiplier``, ``dp_fermi_unit.amplified_accounting``), whose claim is the calibrated one.
+The control must be flagged (audited > claimed); a control that is not flagged shows
 an audit that cannot fail.
 
 Mechanisms and their specs: Algorithm 2's Laplace step (seed-003 §2.4), DP-SGD (seed-003 §2.7),
@@ -366,7 +369,7 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
     """DP-FERMI ``strict`` (STRICT_SENSITIVE, seed-004 §4.4) under replace-one of the canary's s (0 ↔ 1).
 
     Calibrated with the exact strict accountant (:mod:`repro.privacy.strict_accountant`) at
-    (q, T) = :func:`repro.learners.dp_fermi.schedule`, δ = 1/n². The canary (record 0, x = ``x_canary`` = 10 in its
+    (q, T) from the unit (:func:`repro.learners.dp_fermi_unit.configure`), δ = 1/n². The canary (record 0, x = ``x_canary`` = 10 in its
     own column, y = 0) has a large unclipped non-sensitive θ part c (its BCE gradient), so its θ column
     reveals at which steps it was sampled (the bit the exact accountant reveals too). W starts from N(0, 1)
     (``w_init="normal"``, data-independent, known to the attacker); only runs whose W₀ has rows 0 and 1
