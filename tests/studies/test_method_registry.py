@@ -99,7 +99,7 @@ def test_every_figure_method_runs_on_a_tiny_dataset(name: str, variant: str) -> 
     y = (X[:, 0] + 0.5 * s + rng.normal(size=160) > 0).astype(np.int64)
     parts = (X[:120], y[:120], s[:120], X[120:], y[120:], s[120:])
     method = dpfermi_methods.get(name)
-    records, privacy, _ = method.run({**_FIGURE_PARAMS, "variant": variant}, _Ctx(), "clean", None, parts)
+    records, privacy, _ = method.run(registry.Trial({**_FIGURE_PARAMS, "variant": variant}, _Ctx(), "clean", None, parts))
     assert records and privacy and all(r["method"] == name for r in records)
     assert all(0 <= r["error"] <= 1 and 0 <= r["violation"] <= 1 for r in records)
     assert all(row["epsilon"] == 2.0 and row["guarantee"] for row in privacy)
@@ -131,7 +131,7 @@ _TABLE_PARAMS = {"lambda": 1.0, "epochs": 2, "batch_size": 64, "eps_prime": 3.0,
 @pytest.mark.parametrize("name", list(thesis_methods.methods()))
 def test_every_table_method_runs_on_a_tiny_dataset(name: str) -> None:
     ds, sp, X = _toy_thesis()
-    out = thesis_methods.get(name).run(ds, sp, X, dict(_TABLE_PARAMS), np.random.default_rng(0))
+    out = thesis_methods.get(name).run(registry.Trial(dict(_TABLE_PARAMS), _Ctx(), "clean", ds, (sp, X)))
     assert {r["method"] for r in out.records} == set(thesis_methods.get(name).record_names)
     assert all(0 <= r["accuracy"] <= 1 and r["eps_label"] for r in out.records)
 

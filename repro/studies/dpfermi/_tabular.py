@@ -16,7 +16,7 @@ from repro.datasets.split import split as split_rows
 from repro.engine.trial import TrialContext
 from repro.fairness.notion import Fairness
 from repro.learners.unit import Configured, privacy_row
-from repro.studies.methods import Declared, Param
+from repro.studies.methods import Declared, Param, Trial
 
 __all__ = ["load_dataset", "split", "metrics", "privileged_group", "run_declared", "BASELINE_SGD"]
 
@@ -67,20 +67,19 @@ def privileged_group(y: np.ndarray, s: np.ndarray) -> int:
     return int(np.argmax(rates))
 
 
-def run_declared(method: Declared, params: dict[str, Any], ctx: TrialContext, data: str, ds,
-                 parts: tuple) -> tuple[list, list, dict]:
+def run_declared(method: Declared, trial: Trial) -> tuple[list, list, dict]:
     """A declared method's trial (:meth:`repro.studies.methods.Method.declare`): its learner on the training
     rows with the budget (ε, δ = 1/n²) and the trial's generator, one record per knob point scored on the test
     rows, and the privacy row. A learner unit's ``fit`` returns ``(result, Configured)``: the row is then the
     unit's (:func:`repro.learners.unit.privacy_row`: z, T and its guarantee); a learner that returns its result
     alone reports the attributes it declares and the declared guarantee at this (ε, δ).
     Spec: seed-004 §7.2–§7.4, §8."""
-    Xtr, ytr, str_, Xte, yte, ste = parts
+    (Xtr, ytr, str_, Xte, yte, ste), params = trial.parts, trial.params
     learner = method.learner
     eps = float(params["epsilon"])
     n = Xtr.shape[0]
     delta = 1.0 / n**2
-    result = learner.fit(Xtr, ytr, str_, epsilon=eps, delta=delta, **learner.kwargs(params), rng=ctx.rng())
+    result = learner.fit(Xtr, ytr, str_, epsilon=eps, delta=delta, **learner.kwargs(params), rng=trial.ctx.rng())
     result, configured = result if isinstance(result, tuple) and isinstance(result[-1], Configured) else (result, None)
     records = []
     for point, pred in zip(learner.points(result), learner.predictions(result, Xte), strict=True):

@@ -9,12 +9,12 @@ from repro.privacy.dpfermi_noise import group_floor
 from repro.privacy.group import SHARED_NOISE
 from repro.studies.dpfermi import reference_settings as ref_settings
 from repro.studies.dpfermi._tabular import metrics, privileged_group
-from repro.studies.methods import KnobFit, Method
+from repro.studies.methods import KnobFit, Method, Trial
 
 
-def prepare(params, ctx, data: str, ds, parts: tuple) -> KnobFit:
+def prepare(trial: Trial) -> KnobFit:
     """Every λ of one (dataset, ε) cell (per (L, D, η_θ) setting for ``reference``) and the λ = 0 model."""
-    Xtr, ytr, str_, Xte, yte, ste = parts
+    (Xtr, ytr, str_, Xte, yte, ste), params, ctx = trial.parts, trial.params, trial.ctx
     eps, fairness, variant, n, rho = float(params["epsilon"]), params["fairness"], params["variant"], len(Xtr), \
         group_floor(str_)
     base = dict(lr_theta=float(params["lr_theta"]), lr_w=float(params["lr_w"]), batch_size=int(params["batch_size"]),
@@ -32,7 +32,7 @@ def prepare(params, ctx, data: str, ds, parts: tuple) -> KnobFit:
     else:
         code, lambdas = privileged_group(ytr, str_), params["lambdas"]
         ref = unit.VARIANTS["reference"].with_(**base, code_group=code)
-        chosen, tuning = ref_settings.settings(params, ctx, data, ds, ref)
+        chosen, tuning = ref_settings.settings(params, ctx, trial.data, trial.ds, ref)
         tables, facts = ({"tuning": tuning} if tuning else {}), ref_settings.data_facts(
             Xtr, ytr, str_, yte, fairness, code, base["batch_size"])
         settings = {h: unit.configure(ref, n=n, epsilon=eps, rho=rho, clip_norm=L, w_radius=D, lr_theta=lr)

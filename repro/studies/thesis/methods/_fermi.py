@@ -10,18 +10,14 @@ clipping and noise calibrated by the accountant. Spec: seed-003 §3.3; seed-004-
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-import numpy as np
-
-from repro.datasets.tabular import Split, TabularDataset
 from repro.engine.trial import TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import accuracy, sp_gap
 from repro.learners.dp_fermi_unit import configure, train_batch
 from repro.learners.unit import privacy_row
 from repro.privacy.dpfermi_noise import group_floor
-from repro.studies.methods import Declared
+from repro.studies.methods import Declared, Trial
 
 _GROUP_INDEX = {"female": 0, "male": 1}
 
@@ -39,10 +35,10 @@ class Fermi:
             raise InvalidParameterError(f"a thesis DP-FERMI row is 'reference' (either group) or 'strict-all'; got {self}.")
 
 
-def run_fermi(method: Declared, ds: TabularDataset, sp: Split, X: np.ndarray, params: dict[str, Any],
-              rng: np.random.Generator) -> TrialOutput:
+def run_fermi(method: Declared, trial: Trial) -> TrialOutput:
     """One DP-FERMI record of the declared row ``method`` (its learner a :class:`Fermi`; its ε label the
     declared guarantee's)."""
+    ds, (sp, X), params, rng = trial.ds, trial.parts, trial.params, trial.ctx.rng()
     row: Fermi = method.learner
     lam = float(params["lambda"])
     tr = sp.full_train

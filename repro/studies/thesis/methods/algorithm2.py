@@ -24,7 +24,7 @@ from repro.learners.dp_sgd_unit import configure, train
 from repro.learners.unit import privacy_row
 from repro.privacy.group import privacy_unit
 from repro.privacy.guarantee import compose
-from repro.studies.methods import Method
+from repro.studies.methods import Method, Trial
 
 ALG2 = "Algorithm 2"
 BASE = "DP-SGD (before post-processing)"
@@ -56,9 +56,9 @@ def provenance(ds: TabularDataset, sp: Split) -> dict[str, list[dict[str, Any]]]
                       "rows_per_person": rows_per_person, "privacy_unit": unit}]}
 
 
-def run(ds: TabularDataset, sp: Split, X: np.ndarray, params: dict[str, Any],
-        rng: np.random.Generator) -> TrialOutput:
+def run(trial: Trial) -> TrialOutput:
     """Both records (base model, Algorithm 2). Spec: seed-003 §2.7 steps 3–6."""
+    ds, (sp, X), params, rng = trial.ds, trial.parts, trial.params, trial.ctx.rng()
     Xa = np.hstack([X, ds.s[:, None].astype(np.float64)])  # input [x, A] (spec §2.7 step 3)
     c = _configure(params, sp.train.size)
     res = train(Xa[sp.train], ds.y[sp.train], c.config, rng=rng)
