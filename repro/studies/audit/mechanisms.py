@@ -45,7 +45,7 @@ from repro.fairness.private_postprocessing import private_group_rates
 from repro.learners import dp_fermi as fermi
 from repro.learners import dp_fermi_compiled, dp_fermi_unit, dp_sgd_unit
 from repro.learners.baselines import pf_ld, train_pf_ld, train_tran_2021a, tran_2021a
-from repro.learners.dp_fermi import STRICT_SENSITIVE, prepare_dp_fermi
+from repro.learners.dp_fermi import STRICT_ALL_FEATURES, STRICT_SENSITIVE, prepare_dp_fermi
 from repro.learners.dp_sgd import train_dp_sgd_logistic
 from repro.learners.logistic import torch_linear_init
 from repro.privacy import ldp_mechanisms as ldp
@@ -484,9 +484,9 @@ def audit_dp_fermi_strict_all(runs: int, rng: np.random.Generator, *, broken: bo
     """
     B = n + 1
     hyper = dict(lam=lam, batch_size=B, epochs=epochs, lr_theta=0.1, lr_w=0.01)
-    claimed = dp_fermi_unit.configure("strict-all", n=n, epsilon=epsilon, delta=delta, **hyper)
+    claimed = dp_fermi_unit.configure(STRICT_ALL_FEATURES, n=n, epsilon=epsilon, delta=delta, **hyper)
     q, T, z = claimed.sampling_probability, claimed.steps, claimed.noise_multiplier
-    on_more = dp_fermi_unit.configure("strict-all", n=n + 1, epsilon=epsilon, delta=delta, **hyper)
+    on_more = dp_fermi_unit.configure(STRICT_ALL_FEATURES, n=n + 1, epsilon=epsilon, delta=delta, **hyper)
     if (q, T) != (1.0, epochs) or (q, T) != (on_more.sampling_probability, on_more.steps):
         raise InvalidParameterError(f"the strict-all audit needs q = 1 on n and n + 1 records; got {(q, T)}")
     run = claimed.with_noise_multiplier(z / 2, "half the calibrated noise") if broken else claimed
