@@ -1,6 +1,6 @@
-"""DP-FERMI's learner unit: the one place that turns a variant and a budget into a configuration, its
-schedule (q, T), its noise and its guarantee, and the one batched fit that studies, estimators and
-``--with`` wrappers call.
+"""DP-FERMI's learner unit (tabular): the one place that turns a variant and a budget into a configuration, its
+schedule (q, T), its noise, its event and its guarantee, and the fits that studies, estimators, audits and
+``--with`` wrappers call (the contract: :mod:`repro.learners.unit`).
 
 Spec: seed-004-dpfermi.md §4.3–§4.4 (variants), §5 (Theorem 3.3 noise; caveats); seed-003-thesis.md §3.3
 (the thesis code's all-feature formulas).
@@ -8,15 +8,17 @@ Spec: seed-004-dpfermi.md §4.3–§4.4 (variants), §5 (Theorem 3.3 noise; cave
 - :func:`schedule` gives (q, T) of a configuration on n rows: Poisson sampling with Opacus's q = 1/⌈n/B⌉
   and T = epochs·⌈n/B⌉ (``sampling="poisson"``), or T = epochs·⌈n/B⌉ shuffled or uniform steps (q = None).
   It is :func:`repro.learners.dp_fermi.schedule` (the engines read it too), re-exported here.
-- :func:`configure` calibrates the noise of a variant (``reference``: Theorem 3.3's σ_θ, σ_W, part (a)
-  for the sensitive attribute or the thesis's part-(b) formulas for all features; ``strict`` and
-  ``strict-all``: the noise multiplier z from the variant's own accountant) and states the guarantee
-  the engine declares for it (:func:`repro.learners.dp_fermi.guarantee`). The calibration formulas it
-  applies live in :mod:`repro.learners.dp_fermi` (:func:`~repro.learners.dp_fermi.calibrate_privacy`,
-  :func:`~repro.learners.dp_fermi.reference_noise`).
-- :func:`fit_many` trains many trials at once in one compiled program per shape
-  (:mod:`repro.learners.dp_fermi_compiled`); the numpy engine of :mod:`repro.learners.dp_fermi` is the
-  reference it is tested against.
+- :func:`event` is the accounted event of a configuration (``strict-all``: the Poisson-subsampled Gaussian;
+  ``strict``: the exact strict accountant's event; the reference path has none).
+- :func:`configure` returns a :class:`~repro.learners.unit.Configured`: for ``strict`` and ``strict-all`` the
+  smallest noise multiplier z whose event meets (ε, δ) (:func:`repro.learners.dp_fermi.calibrate_privacy`); for
+  ``reference`` Theorem 3.3's σ_θ, σ_W (:class:`NoiseScope`: part (a) for the sensitive attribute, or the
+  thesis's all-feature formulas), with the paper's model of that noise as an indicative event. The guarantee
+  is the engine's declaration (:func:`repro.learners.dp_fermi.guarantee`). :func:`amplified_accounting` is the
+  audit's named deviation (the old amplified z of ``strict``).
+- :func:`fit` trains one model at a budget; :func:`fit_many` trains many trials at once in one compiled program
+  per shape (:mod:`repro.learners.dp_fermi_compiled`); the numpy engine of :mod:`repro.learners.dp_fermi` is
+  the reference it is tested against.
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ from repro.privacy.dpfermi_noise import NoiseLevels, group_floor
 from repro.privacy.dpfermi_noise import noise_multiplier as reference_multiplier
 from repro.privacy.guarantee import Guarantee, Label, Neighbouring
 
-__all__ = ["VARIANTS", "ALL_FEATURE_REFERENCE", "NoiseScope", "DECLARED", "Configured", "schedule", "guarantee", "event", "configure", "fit",
-           "fit_many", "train_batch", "amplified_accounting"]
+__all__ = ["VARIANTS", "ALL_FEATURE_REFERENCE", "NoiseScope", "DECLARED", "Configured", "schedule", "guarantee",
+           "event", "configure", "fit", "fit_many", "train_batch", "amplified_accounting", "UNIT"]
 
 #: the reference code path with the thesis's all-feature noise: nominal, w.r.t. the relation that noise is
 #: calibrated for (one whole record replaced, seed-003 §3.3), not Theorem 3.3(a)'s; ε is filled per use

@@ -1,13 +1,14 @@
 """DP-SGD's learner unit (logistic regression, Opacus semantics): the one place that decides a run's (q, T),
-noise multiplier and guarantee (from the mechanism's calibration in :mod:`repro.learners.dp_sgd`), and a
-compiled batched fit.
+noise multiplier, event and guarantee (from the mechanism's calibration in :mod:`repro.learners.dp_sgd`), its
+budget-taking fit and a compiled batched fit (the contract: :mod:`repro.learners.unit`).
 
 Spec: seed-003-thesis.md §2.7 steps 3–4 and §3.2 (per-sample clipping to C, N(0, (zC)²) on the clipped sum,
 Poisson sampling, the sum divided by the expected batch size, plain SGD).
 
-- :func:`configure` turns a budget (or a given noise multiplier) into a :class:`DPSGDConfig` with its
-  schedule and the guarantee (:func:`repro.learners.dp_sgd.guarantee`, PLD of the Poisson-subsampled
-  Gaussian, add/remove one record).
+- :func:`event` is a configuration's ``dp_accounting`` event (T Poisson-subsampled Gaussians);
+  :func:`configure` turns a budget (or a given noise multiplier) into a :class:`~repro.learners.unit.Configured`
+  (the :class:`DPSGDConfig`, its schedule, its event and the guarantee, :func:`repro.learners.dp_sgd.guarantee`
+  at the PLD ε of the noise used, add/remove one record); :func:`fit` trains one model at a budget.
 - :func:`fit_many` trains one model per trial, each from its own generator, in one compiled program per
   shape (``lax.scan`` over the steps, ``lax.map`` over the trials). Randomness is drawn on the host in the
   order of the numpy reference :func:`repro.learners.dp_sgd.train_dp_sgd_logistic` (θ₀, then per step the
