@@ -1,4 +1,10 @@
-"""Plain DP-SGD logistic regression (no fairness term), the DP-SGD learner unit at the cell's budget."""
+"""Plain DP-SGD logistic regression (no fairness term): the DP-SGD learner unit's budget-taking ``fit`` at the
+cell's (ε, δ = 1/n²), with the baselines' SGD settings; one point per ε. A reference method, in no figure by
+default: add ``"dp-sgd"`` to an experiment's ``method`` axis (and its ``[domains]``) to draw it.
+Spec: seed-003-thesis.md §3.2 (the DP-SGD mechanism); seed-004-dpfermi.md §8 (the baselines' SGD settings).
+"""
+
+from __future__ import annotations
 
 import math
 
@@ -11,4 +17,4 @@ METHOD = Method.declare(
     learner=Learner(dp_sgd_unit.fit, params={"batch_size": Param("batch_size", int), "lr": Param("baseline_lr"),
                                              "clip_norm": Param("baseline_clip"),
                                              "epochs": Param("baseline_epochs", int)}),
-    order=50, variant_independent=True, style={"color": "tab:purple", "label": "DP-SGD"})
+    order=50, variant_independent=True, style={"color": "tab:purple", "label": "DP-SGD", "marker": "D"})
