@@ -61,6 +61,8 @@ class Tran2021aClassifier(LinearFairClassifierBase):
 
     #: the learner unit whose ``fit`` this estimator's ``fit`` is (through :func:`train_tran_2021a`)
     _unit = dpsgd_unit
+    #: the penalized core's claim (nominal), declared on the class as a ``--with`` method declares its own
+    privacy_guarantee = fitted_guarantee(dpsgd_unit.guarantee(math.inf, 0.0, penalized=True))
 
     def __init__(self, *, gamma: float = 1.0, epsilon: float = 1.0, delta: float | None = None,
                  fairness: str = "dp", epochs: int = 200, batch_size: int = 1024, lr: float = 0.1,

@@ -74,6 +74,9 @@ class DPFermiClassifier(LinearFairClassifierBase):
 
     #: the learner unit whose ``fit`` this estimator's ``fit`` is
     _unit = unit
+    #: the default variant's (``reference``) claim, declared on the class as a ``--with`` method declares its own
+    #: (the fitted ``privacy_guarantee_`` is the fitted variant's)
+    privacy_guarantee = fitted_guarantee(unit.DECLARED["reference"])
 
     def __init__(self, *, variant: str = "reference", epsilon: float = 1.0, delta: float | None = None,
                  lam: float = 1.0, fairness: str = "dp", epochs: int = 200, batch_size: int = 1024,

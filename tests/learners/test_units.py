@@ -8,8 +8,8 @@
   tolerance, 1e-9 relative); a noise-multiplier deviation keeps the claim and
   raises the ε when it lowers the noise;
 - the estimator built over the unit (``repro.estimators``: ``_unit``) gives the unit's model with the same
-  generator, and is one of the estimators scikit-learn's ``check_estimator`` runs on
-  (``tests/estimators/test_sklearn_checks.py``).
+  generator, is one of the estimators scikit-learn's ``check_estimator`` runs on
+  (``tests/estimators/test_sklearn_checks.py``), and is a ``repro run --with`` method as it stands.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import pytest
 
 import repro.estimators as estimators
 import repro.learners
+from repro.engine.user_method import fit_predict, load_user_method
 from repro.learners.unit import Configured, Unit
 
 
@@ -104,3 +105,11 @@ def test_the_estimator_over_a_unit_is_the_units_fit(module: str) -> None:
         result, c = unit.fit(X, y, s, rng=np.random.default_rng(7), **kwargs)
         np.testing.assert_allclose(est.coef_.ravel(), _params(result)[0], rtol=0, atol=1e-12)
         assert repr(est.configured_.event) == repr(c.event) and est.configured_.guarantee == c.guarantee
+        # one that declares its claim on the class is a `--with` method as it stands (a researcher's contract;
+        # DP-SGD does not: given the groups it trains on [X, s], so its predict needs them too)
+        if "privacy_guarantee" not in vars(cls):
+            continue
+        method = load_user_method(f"{cls.__module__}:{cls.__name__}")
+        assert method.cls is cls and method.guarantee == cls.privacy_guarantee
+        _, pred, claim = fit_predict(method.key, X, y, s, X[:10], random_state=3, epsilon=1.0, delta=1e-3)
+        assert pred.shape == (10,) and claim.label.value == "declared by the user" and claim.epsilon == 1.0
