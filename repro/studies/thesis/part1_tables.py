@@ -40,6 +40,7 @@ from repro.engine.study import Study
 from repro.engine.trial import StreamSeed, TrialContext, TrialOutput
 from repro.engine.user_method import USER_KEY, fit_predict
 from repro.fairness.metrics import accuracy, sp_gap
+from repro.studies.methods import Trial
 from repro.studies.thesis import methods as method_registry
 
 __all__ = ["STUDY", "run_trial", "prepare", "split_stream"]
@@ -103,7 +104,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
                         str(params["data"]))
     if params.get(USER_KEY):
         return _run_user_method(ds, sp, X, params, ctx)
-    return method_registry.get(method).run(ds, sp, X, params, ctx.rng())
+    return method_registry.get(method).run(Trial(params, ctx, str(params["data"]), ds, (sp, X)))
 
 
 #: methods: the files of repro.studies.thesis.methods; `repro run ID --with FILE.py` adds a researcher's
