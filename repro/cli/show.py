@@ -16,7 +16,8 @@ from typing import Any
 import click
 
 from repro.engine.citations import resolve as resolve_citations
-from repro.engine.spec import ExperimentSpec, extends_chain, get_experiment, merged_raw, study_of
+from repro.engine.extends import extends_chain, merged_raw
+from repro.engine.spec import ExperimentSpec, get_experiment, study_of
 
 WIDTH = 100
 
