@@ -5,10 +5,11 @@ reproduces, the study module that runs its trials, the parameter grid, seeds per
 metrics with tolerances and the paper's reference values with provenance. The files hold no
 logic; this module is the only place that reads them, and every error names the file and key.
 
-A family of files shares a base through ``extends`` (:mod:`repro.engine.extends`: tables merge by key, arrays and scalars
-replace unless written under ``[append]``, ``[[metrics]]``/``[[claims]]`` merge by name; ``id``, ``aliases``,
-``[[references]]`` and ``[fidelity]`` are never inherited). ``{name}`` in ``notes`` is filled from the typed
-params (:func:`render_notes`); ``[[claims]]`` are checked here and judged by :mod:`repro.engine.claims`.
+A family of files shares a base through ``extends`` (:mod:`repro.engine.extends`: tables merge by key, arrays
+and scalars replace unless written under ``[append]``, ``[[metrics]]``/``[[claims]]`` merge by name; ``id``,
+``aliases``, ``[[references]]`` and ``[fidelity]`` are never inherited). ``{name}`` in ``notes`` is filled from
+the typed params or computed by the study (:mod:`repro.engine.notes`); ``[[claims]]`` are checked here and
+judged by :mod:`repro.engine.claims`.
 
 TOML was chosen over data-only Python modules because a TOML file cannot execute code, so "no
 logic in experiment files" holds by construction, and because it is read with the standard
@@ -31,13 +32,12 @@ from repro.engine.cells import (
     Metric,
     Profile,
     TypedOverrides,
-    _check_placeholders,
     format_setting,
-    render_notes,
 )
 from repro.engine.claims import Claim
 from repro.engine.extends import BASE_DIR, _resolve
 from repro.engine.identity import USER_KEY, canonical_json
+from repro.engine.notes import _check_placeholders, placeholder_names
 from repro.engine.references import (
     Reference,
     _check_claim_filters,
@@ -86,7 +86,6 @@ __all__ = [
     "get_experiment",
     "check_study",
     "study_of",
-    "render_notes",
     "skipped_files",
     "validate_param",
     "FIDELITY_MISSES",
@@ -191,6 +190,24 @@ def _check_trial(path: Path, name: str) -> None:
         raise _err(path, "trial", _TRIAL_CHECKED[stamp])
 
 
+def _note_number_names(name: str) -> tuple[str, ...]:
+    """The names in the top-level ``NOTE_NUMBERS = (...)`` of study module ``name`` (read from its source, not
+    imported; :class:`repro.engine.study.NoteNumbers`), or ``()``."""
+    source = _module_file(name)
+    if source is None:
+        return ()
+    for node in ast.parse(source.read_bytes(), filename=str(source)).body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and any(
+                isinstance(t, ast.Name) and t.id == "NOTE_NUMBERS"
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+            try:
+                names = ast.literal_eval(node.value)
+            except ValueError:
+                return ()
+            return tuple(str(n) for n in names)
+    return ()
+
+
 def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
     """Read one experiment file, merge it over the files it ``extends`` (see :func:`merge_raw`) and
     validate the result."""
@@ -263,7 +280,7 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
         scopes=_parse_scopes(path, raw.get("scopes", {})),
     )
     _check_declared_values(spec)
-    _check_placeholders(path, spec)
+    _check_placeholders(path, spec, lambda: _note_number_names(spec.trial))
     _check_scope_seeds(spec)
     _check_claim_names(spec)
     return _with_conditions(spec, defaults)
@@ -376,6 +393,11 @@ def check_study(spec: ExperimentSpec, study: Any) -> None:
             raise _err(where, key, f"{unknown} are not {what} of study {spec.trial}; it declares: "
                        f"{', '.join(declared)}")
     _check_claim_filters(spec, study, axes)
+    derived = sorted(set(placeholder_names(spec.notes)) - set(spec.placeholder_values())
+                     - set(study.note_numbers.names if study.note_numbers else ()))
+    if derived:
+        raise _err(where, "notes", f"placeholder {{{derived[0]}}} is no number study {spec.trial} computes (its "
+                   "Study(note_numbers=NoteNumbers(names=NOTE_NUMBERS, ...)) must name every NOTE_NUMBERS entry)")
     missing = [s for s in study.scopes if s not in spec.scopes]
     if missing:
         raise _err(where, "scopes", f"study {spec.trial} draws from the random-stream scope(s) {missing}, which this "
