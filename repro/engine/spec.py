@@ -196,16 +196,21 @@ def _note_number_names(name: str) -> tuple[str, ...]:
     source = _module_file(name)
     if source is None:
         return ()
-    for node in ast.parse(source.read_bytes(), filename=str(source)).body:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and any(
-                isinstance(t, ast.Name) and t.id == "NOTE_NUMBERS"
-                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
-            try:
-                names = ast.literal_eval(node.value)
-            except ValueError:
-                return ()
-            return tuple(str(n) for n in names)
-    return ()
+    stamp = (str(source), source.stat().st_mtime)
+    if stamp not in _NOTE_NAMES:
+        _NOTE_NAMES[stamp] = ()
+        for node in ast.parse(source.read_bytes(), filename=str(source)).body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and any(
+                    isinstance(t, ast.Name) and t.id == "NOTE_NUMBERS"
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+                try:
+                    _NOTE_NAMES[stamp] = tuple(str(n) for n in ast.literal_eval(node.value))
+                except ValueError:
+                    pass
+    return _NOTE_NAMES[stamp]
+
+
+_NOTE_NAMES: dict[tuple[str, float], tuple[str, ...]] = {}
 
 
 def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
