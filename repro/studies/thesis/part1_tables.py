@@ -134,8 +134,11 @@ def note_numbers(params: dict[str, Any]) -> dict[str, Any]:
     the fit part; ``batches``: ⌈n_fit/B⌉ (q = 1/batches under Opacus's rule); ``q``, ``T``: the actual
     schedule; ``noise_multiplier``, ``sigma``: the calibrated variant's z and σ = z·C; ``thesis_sigma_eps`` (PLD)
     and ``thesis_sigma_eps_rdp``: the ε the thesis's σ spends on the actual (q, T); ``eps_dpsgd_target``:
-    ε′ − ε₀ − ε₁. A dataset without a registered row count gives each count's formula "(needs the data)"."""
-    hyper = {k: params[k] for k in ("clip_norm", "lr", "batch_size", "epochs", "sampling_rule")}
+    ε′ − ε₀ − ε₁; ``authors_n_fit``, ``authors_batches``, ``authors_q``, ``authors_T``: the same at data mode
+    ``authors`` (``authors_train``: its 75 % part). All at data mode ``clean`` otherwise. A dataset without a
+    registered row count gives each count's formula, marked "(needs the data)"."""
+    hyper = dict(clip_norm=float(params["clip_norm"]), lr=float(params["lr"]), batch_size=int(params["batch_size"]),
+                 epochs=int(params["epochs"]), sampling_rule=str(params["sampling_rule"]))
     delta, clip = float(params["delta"]), float(params["clip_norm"])
     target = float(params["eps_prime"]) - float(params["eps0"]) - float(params["eps1"])
     out: dict[str, Any] = {"eps_dpsgd_target": round(target, 12)}
@@ -143,18 +146,18 @@ def note_numbers(params: dict[str, Any]) -> dict[str, Any]:
         sizes = _n_fit(str(params["dataset"]), data, int(params["subsample"]))
         if sizes is None:
             formula = f"int(2/3 · round(0.75 · rows of {params['dataset']} ({data}))) {_NEEDS_DATA}"
-            out.update({f"{prefix}train": f"round(0.75 · rows) {_NEEDS_DATA}", f"{prefix}n_fit": formula,
+            out.update({f"{prefix}n_fit": formula,
                         f"{prefix}batches": f"⌈n_fit/{hyper['batch_size']}⌉ {_NEEDS_DATA}",
                         f"{prefix}q": _NEEDS_DATA, f"{prefix}T": _NEEDS_DATA})
-            if not prefix:
-                out.update(dict.fromkeys(("noise_multiplier", "sigma", "thesis_sigma_eps", "thesis_sigma_eps_rdp"),
-                                         _NEEDS_DATA))
+            out.update(dict.fromkeys(("authors_train",) if prefix else ("noise_multiplier", "sigma", "thesis_sigma_eps",
+                                                                        "thesis_sigma_eps_rdp"), _NEEDS_DATA))
             continue
         train, n_fit = sizes
         q, steps = dp_sgd_unit.schedule(dp_sgd_unit.DPSGDConfig(**hyper), n_fit)
-        out.update({f"{prefix}train": train, f"{prefix}n_fit": n_fit, f"{prefix}batches": steps // int(hyper["epochs"]),
-                    f"{prefix}q": q, f"{prefix}T": steps})
+        out.update({f"{prefix}n_fit": n_fit, f"{prefix}batches": steps // int(hyper["epochs"]), f"{prefix}q": q,
+                    f"{prefix}T": steps})
         if prefix:
+            out["authors_train"] = train
             continue
         calibrated = dp_sgd_unit.configure(n=n_fit, epsilon=target, delta=delta, **hyper)
         thesis_z = float(params["thesis_sigma"]) / clip
@@ -162,7 +165,6 @@ def note_numbers(params: dict[str, Any]) -> dict[str, Any]:
         out.update({"noise_multiplier": calibrated.config.noise_multiplier,
                     "sigma": calibrated.config.noise_multiplier * clip, "thesis_sigma_eps": thesis.guarantee.epsilon,
                     "thesis_sigma_eps_rdp": dp_sgd_epsilon(thesis_z, q, steps, delta, accountant="rdp")})
-    out.pop("train", None)
     return out
 
 
