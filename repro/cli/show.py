@@ -217,7 +217,8 @@ def _reference_conditions(spec: ExperimentSpec) -> None:
 @click.option("--notes", is_flag=True, help="Also print the experiment's notes.")
 def show(experiment_id: str, as_toml: bool, notes: bool) -> None:
     """Print experiment ID as merged from its file and the base files it extends: grid, settable keys
-    with domains and defaults, data modes, variants, profiles, datasets, metrics, the paper's values."""
+    with domains and defaults, data modes, variants, profiles, datasets, metrics, the paper's values
+    and the conditions they hold under."""
     spec = get_experiment(experiment_id)
     if as_toml:
         assert spec.path is not None
