@@ -3,13 +3,12 @@
 The loader (:mod:`repro.engine.spec`) builds one :class:`ExperimentSpec` per file; this module expands a profile's
 grid and listed cells, merges the fixed parameters, and types every value (the file's and ``--set``'s) by its
 declared domain (:mod:`repro.engine.schema`). ``{name}`` in ``notes`` is filled from the typed params
-(:func:`render_notes`).
+(:mod:`repro.engine.notes`).
 """
 
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,15 +16,19 @@ from typing import Any
 
 from repro.engine.claims import Claim
 from repro.engine.identity import StreamScope, canonical_json, setting_label
+from repro.engine.notes import placeholder_names, render_notes
 from repro.engine.references import Reference, ReferenceDefaults
-from repro.engine.schema import _coerce, _domain_problem, _err, _fmt, _kind, _same, validate_param
+from repro.engine.schema import _coerce, _domain_problem, _fmt, _kind, _same, validate_param
 from repro.errors import ExperimentFileError, InvalidParameterError, UnknownVariantError
 
 __all__ = ["PROFILES", "REQUIRED_PROFILES", "ExperimentSpec", "Metric", "Profile", "TypedOverrides",
-           "format_setting", "render_notes"]
+           "format_setting"]
 
 
 PROFILES = ("smoke", "cpu", "full")
+
+#: :meth:`ExperimentSpec.note_numbers` computed in this process, by (study module, full-profile params)
+_NOTE_NUMBERS: dict[tuple[str, str], dict[str, Any]] = {}
 
 
 #: every experiment declares these; ``cpu`` (a reduced run for experiments whose ``full`` needs an
@@ -112,8 +115,31 @@ class ExperimentSpec:
         raise KeyError(f"{self.id}: no claim {name!r}; declared: {', '.join(c.name for c in self.claims)}")
 
     def rendered_notes(self) -> str:
-        """The notes with their ``{placeholders}`` filled from the typed params (:func:`render_notes`)."""
-        return render_notes(self.notes, self.placeholder_values())
+        """The notes with their ``{placeholders}`` filled from the typed params and, for a name that is neither a
+        param nor a grid axis, from the numbers the study computes (:meth:`note_numbers`; :func:`render_notes`)."""
+        values = self.placeholder_values()
+        if any(name not in values for name in placeholder_names(self.notes)):
+            values = {**self.note_numbers(), **values}
+        return render_notes(self.notes, values)
+
+    def note_numbers(self) -> dict[str, Any]:
+        """The derived numbers the study computes for the notes (:class:`repro.engine.study.NoteNumbers`) from
+        the ``full`` profile's params; computed once per process. Empty when the study declares none."""
+        from repro.engine.study import load_study
+
+        numbers = load_study(self.trial).note_numbers
+        if numbers is None:
+            return {}
+        params = self.fixed_params("full")
+        key = (self.trial, canonical_json(params))
+        if key not in _NOTE_NUMBERS:
+            computed = dict(numbers.compute(params))
+            missing = sorted(set(numbers.names) - set(computed))
+            if missing:
+                raise ExperimentFileError(f"{self.trial}: NoteNumbers.compute gave no {', '.join(missing)}; "
+                                          "return every name of NOTE_NUMBERS")
+            _NOTE_NUMBERS[key] = computed
+        return dict(_NOTE_NUMBERS[key])
 
     def placeholder_values(self) -> dict[str, Any]:
         """What a ``{name}`` in the notes may name: a key of ``[params]`` (its typed value) or a ``[grid]`` axis
@@ -378,42 +404,3 @@ def format_setting(params: Mapping[str, Any]) -> str:
     A label only: trials are identified by :class:`repro.engine.identity.TrialKey`, and reports
     select rows by the typed columns, never by parsing this string."""
     return setting_label(params)
-
-
-#: a ``{name}`` in notes (an ASCII identifier); ``{{name}}`` is the literal text ``{name}``, and braces
-#: around anything else (``{0, 1}``, ``{−ε}``) are plain text
-_PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def render_notes(text: str, values: Mapping[str, Any]) -> str:
-    """``text`` with each ``{name}`` replaced by ``values[name]`` written as ``repro show`` writes values
-    (``3.0``, ``[0.0, 0.5]``, ``adult``); ``{{name}}`` gives the literal ``{name}``.
-
-    Raises
-    ------
-    KeyError
-        For a placeholder that ``values`` lacks (the loader refuses such a file, :func:`load_experiment`).
-    """
-    def fill(match: re.Match[str]) -> str:
-        if match.group(1) is not None:
-            return "{" + match.group(1) + "}"
-        return _show_value(values[match.group(2)])
-    return _PLACEHOLDER.sub(fill, text)
-
-
-def _show_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_show_value(v) for v in value) + "]"
-    return repr(value) if isinstance(value, float) else str(value)
-
-
-def _check_placeholders(path: Path, spec: ExperimentSpec) -> None:
-    """Every ``{name}`` of the notes names a ``[params]`` key or a ``[grid]`` axis (one line otherwise)."""
-    values = spec.placeholder_values()
-    for match in _PLACEHOLDER.finditer(spec.notes):
-        name = match.group(2)
-        if name is not None and name not in values:
-            raise _err(path, "notes", f"placeholder {{{name}}} names no [params] key or [grid] axis; known: "
-                       f"{', '.join(sorted(values)) or 'none'} (write {{{{{name}}}}} for the literal text)")
