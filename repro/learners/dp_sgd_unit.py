@@ -74,7 +74,12 @@ def event(config: DPSGDConfig, n: int):
     if config.noise_multiplier == 0:
         return None
     q, steps = schedule(config, n)
-    return dp_sgd_event(config.noise_multiplier, q, steps)
+    return _event_at(config, config.noise_multiplier, q, steps)
+
+
+def _event_at(config: DPSGDConfig, noise_multiplier: float, q: float, steps: int):
+    """T Poisson-subsampled Gaussians at (z, q); None without noise."""
+    return None if noise_multiplier == 0 else dp_sgd_event(noise_multiplier, q, steps)
 
 
 def _sigma(config: DPSGDConfig) -> dict[str, float]:
@@ -101,7 +106,8 @@ def configure(*, n: int, epsilon: float | None, delta: float, noise_multiplier: 
     # the guarantee carries the ε the accountant gives for the noise used (≤ the target when calibrated)
     claim = NON_PRIVATE if ev is None else dp_sgd_guarantee(accounted_epsilon(ev, delta), delta)
     return Configured(config, claim, n, float(delta), steps, q, config.noise_multiplier, ev, sigma=_sigma(config),
-                      accountant="PLD (dp_accounting), Poisson-subsampled Gaussian", event_of=event, sigma_of=_sigma)
+                      accountant="PLD (dp_accounting), Poisson-subsampled Gaussian", event_of=event, sigma_of=_sigma,
+                      schedule_of=schedule, event_at=_event_at)
 
 
 def fit(X: np.ndarray, y: np.ndarray, s: np.ndarray | None = None, *, epsilon: float | None, delta: float,

@@ -61,6 +61,9 @@ class Configured:
     deviation: str = ""
     event_of: Callable[[Any, int], Any] | None = field(default=None, repr=False, compare=False)
     sigma_of: Callable[[Any], Mapping[str, float]] | None = field(default=None, repr=False, compare=False)
+    schedule_of: Callable[[Any, int], tuple[float | None, int]] | None = field(default=None, repr=False,
+                                                                                compare=False)
+    event_at: Callable[[Any, float, float, int], Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def conditions_ok(self) -> bool | None:
@@ -87,6 +90,28 @@ class Configured:
         return dataclasses.replace(self, config=config, noise_multiplier=z, event=self.event_of(config, self.n),
                                    sigma=sigma, deviation=why or f"noise multiplier {z:.6g} instead of "
                                                                  f"{self.noise_multiplier:.6g}")
+
+
+    def with_config(self, config: Any, why: str) -> Configured:
+        """The same claim with the run drawn from another configuration (an audit's broken control, e.g. the
+        sampler at 2q): (q, T), z, the event and the noise stds follow ``config``; the guarantee does not."""
+        if self.schedule_of is None or self.event_of is None:
+            raise InvalidParameterError("this unit declares no schedule; no with_config deviation applies.")
+        q, steps = self.schedule_of(config, self.n)
+        sigma = self.sigma_of(config) if self.sigma_of is not None else self.sigma
+        return dataclasses.replace(self, config=config, sampling_probability=q, steps=steps,
+                                   noise_multiplier=float(config.noise_multiplier),
+                                   event=self.event_of(config, self.n), sigma=sigma, deviation=why)
+
+    def observed(self, noise_multiplier: float, sampling_probability: float, why: str = "") -> Configured:
+        """The run's mechanism at a measured noise multiplier and inclusion rate over the same T steps (an
+        audit's "observed" ε: the accountant applied to what the runs drew, not to what was intended)."""
+        if self.event_at is None:
+            raise InvalidParameterError("this unit declares no event at (z, q, T); no observed deviation applies.")
+        z, q = float(noise_multiplier), float(sampling_probability)
+        return dataclasses.replace(self, noise_multiplier=z, sampling_probability=q,
+                                   event=self.event_at(self.config, z, q, self.steps),
+                                   deviation=why or f"observed z = {z:.6g}, q = {q:.6g}")
 
 
 #: the facts a privacy row can name, each read from a :class:`Configured`

@@ -92,3 +92,27 @@ def test_the_notion_and_the_scope_own_their_rules() -> None:
             bad()
         assert "\n" not in str(err.value)
     assert dict(Style.of({"color": "C0", "marker": "s"})) == {"color": "C0", "marker": "s"}
+
+
+def test_with_config_and_observed_are_deviations_that_keep_the_claim() -> None:
+    """The audits' other two deviations: ``with_config`` draws the run from another configuration (the sampler
+    at 2q: B and epochs doubled keep T) and ``observed`` accounts the same T steps at a measured (z, q); both
+    keep the calibrated claim, and their ε is the accountant's at the new (z, q, T), exactly."""
+    from dataclasses import replace
+
+    c = dp_sgd_unit.configure(n=3000, epsilon=1.0, delta=1e-5, batch_size=100, epochs=2, clip_norm=1.0)
+    doubled = c.with_config(replace(c.config, batch_size=200, epochs=4), "sampler at 2q")
+    assert doubled.sampling_probability == pytest.approx(2 * c.sampling_probability) and doubled.steps == c.steps
+    assert doubled.guarantee == c.guarantee and doubled.deviation == "sampler at 2q"
+    assert doubled.epsilon() == dp_sgd_epsilon(c.noise_multiplier, doubled.sampling_probability, c.steps, 1e-5)
+    assert doubled.epsilon() > 1.5 * c.epsilon()
+    seen = c.observed(c.noise_multiplier / 2, c.sampling_probability)
+    assert seen.guarantee == c.guarantee and seen.steps == c.steps
+    assert seen.epsilon() == dp_sgd_epsilon(c.noise_multiplier / 2, c.sampling_probability, c.steps, 1e-5)
+    s = dp_fermi_unit.configure("strict", n=3000, epsilon=3.0, batch_size=100, epochs=2, clip_norm=1.0, lam=1.0)
+    q_seen = 1.5 * s.sampling_probability
+    assert s.observed(s.noise_multiplier, q_seen).epsilon() == strict_epsilon(s.noise_multiplier, q_seen, s.steps,
+                                                                               s.delta)
+    r = dp_fermi_unit.configure("reference", n=3000, epsilon=1.0, rho=0.1, batch_size=100, epochs=2, warn=False)
+    with pytest.raises(InvalidParameterError, match="no observed deviation"):
+        r.observed(1.0, 0.1)

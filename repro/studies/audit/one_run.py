@@ -127,7 +127,7 @@ def one_run_configured(name: str, config, claim, q: float, steps: int, n: int, c
     drawn = draw(config, n, rng)
     if len(drawn.batches) != steps:
         raise InvalidParameterError(f"the learner drew {len(drawn.batches)} steps; the claim is for {steps}.")
-    ratio = drawn.noise_std / (z * clip)
+    ratio = drawn.noise_std / (z * clip)   # over the accountant's assumption, not the engine's noise function
     included = rng.random(canaries) < 0.5
     mu = 1.0 / z
     score = np.zeros(canaries)

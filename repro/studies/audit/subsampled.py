@@ -43,10 +43,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from repro.errors import InvalidParameterError
-from repro.learners import dp_fermi_compiled, dp_fermi_unit, dp_sgd, dp_sgd_unit
-from repro.privacy.accounting import dp_sgd_epsilon, dp_sgd_event
+from repro.learners import dp_fermi_compiled, dp_fermi_unit, dp_sgd_unit
+from repro.learners.unit import Configured
+from repro.privacy.accounting import dp_sgd_event
 from repro.privacy.profile import pld_profile, strict_profile
-from repro.privacy.strict_accountant import strict_epsilon
 from repro.studies.audit.bounds import gdp_mu_lower_bound
 from repro.studies.audit.mechanisms import AuditResult, Mechanism
 from repro.studies.audit.tradeoff import profile_audit
@@ -192,19 +192,22 @@ def _draw_strict_all(cfg, n: int, rng: np.random.Generator) -> Drawn:
     return Drawn(batches, float(plan.constants["th_std"][0] * np.std(tr.arrays["u"])))
 
 
-def _configured(name: str, ship: Shipped):
-    """(claim, q, T, z, C, config) of the shipped run, by the unit's ``configure`` the studies call."""
+def _configure(name: str, ship: Shipped) -> Configured:
+    """The shipped run's :class:`~repro.learners.unit.Configured`, by the unit's ``configure`` the studies call."""
     if name == "dp-sgd-shipped":
-        c = dp_sgd_unit.configure(n=ship.n, epsilon=ship.epsilon, delta=ship.delta, clip_norm=ship.clip_norm,
-                                  batch_size=ship.batch_size, epochs=ship.epochs)
-        return c.guarantee, c.sampling_probability, c.steps, c.config.noise_multiplier, c.config
+        return dp_sgd_unit.configure(n=ship.n, epsilon=ship.epsilon, delta=ship.delta, clip_norm=ship.clip_norm,
+                                     batch_size=ship.batch_size, epochs=ship.epochs)
     if name == "dp-fermi-strict-shipped":
-        c = dp_fermi_unit.configure("strict", n=ship.n, epsilon=ship.epsilon, delta=ship.delta,
-                                    clip_norm=ship.clip_norm, batch_size=ship.batch_size, epochs=ship.epochs,
-                                    lam=STRICT_LAMBDA)
-        return c.guarantee, c.sampling_probability, c.steps, c.config.noise_multiplier, c.config
-    c = dp_fermi_unit.configure("strict-all", n=ship.n, epsilon=ship.epsilon, delta=ship.delta,
-                                clip_norm=ship.clip_norm, batch_size=ship.batch_size, epochs=ship.epochs)
+        return dp_fermi_unit.configure("strict", n=ship.n, epsilon=ship.epsilon, delta=ship.delta,
+                                       clip_norm=ship.clip_norm, batch_size=ship.batch_size, epochs=ship.epochs,
+                                       lam=STRICT_LAMBDA)
+    return dp_fermi_unit.configure("strict-all", n=ship.n, epsilon=ship.epsilon, delta=ship.delta,
+                                   clip_norm=ship.clip_norm, batch_size=ship.batch_size, epochs=ship.epochs)
+
+
+def _configured(name: str, ship: Shipped):
+    """(claim, q, T, z, config) of the shipped run (:func:`_configure`)."""
+    c = _configure(name, ship)
     return c.guarantee, c.sampling_probability, c.steps, c.config.noise_multiplier, c.config
 
 
@@ -223,15 +226,18 @@ def audit_shipped(name: str, runs: int, rng: np.random.Generator, *, broken: boo
     if name not in _SHIPS:
         raise InvalidParameterError(f"unknown shipped audit {name!r}; choose from {', '.join(_SHIPS)}")
     ship = ship or _SHIPS[name]
-    claim, q, steps, z, config = _configured(name, ship)
+    c = _configure(name, ship)
+    claim, q, steps, z = c.guarantee, c.sampling_probability, c.steps, c.noise_multiplier
     if not claim.epsilon < math.inf or z <= 0:
         raise InvalidParameterError(f"{name}: the shipped configuration must be private; got z = {z}.")
-    run_cfg = _at_double_rate(config) if broken else config
+    run = (c.with_config(_at_double_rate(c.config), "drawn at 2B for 2x epochs (q -> 2q, same T), claim at q")
+           if broken else c)
+    run_cfg = run.config
     draw = _draw_dp_sgd if name == "dp-sgd-shipped" else _draw_strict_all
-    sched = (dp_sgd_unit.schedule(run_cfg, ship.n) if name == "dp-sgd-shipped"
-             else dp_fermi_unit.schedule(run_cfg, ship.n))
-    if sched[1] != steps:
-        raise InvalidParameterError(f"{name}: the control must keep T = {steps}; got {sched[1]}.")
+    if run.steps != steps:
+        raise InvalidParameterError(f"{name}: the control must keep T = {steps}; got {run.steps}.")
+    # the std the accountant assumes (z·C), written here on purpose rather than read from the engine's
+    # noise function, so that a break of that function shows as observed ≠ intended
     sigma = z * ship.clip_norm
     mu = 1.0 / z
     observed: list[float] = []
@@ -252,7 +258,7 @@ def audit_shipped(name: str, runs: int, rng: np.random.Generator, *, broken: boo
         o0, _ = _statistic("D", runs, mu, q, steps, rng)
         otr = profile_audit(o0, o1, profile, claim.epsilon, alpha=alpha, select=SELECT, model="gaussian")
         ceiling = (otr.ratio_at_best, otr.audited_at_best)
-    measured = dp_sgd_epsilon(z * ratio_obs, min(q_obs, 1.0), steps, claim.delta)
+    measured = c.observed(z * ratio_obs, min(q_obs, 1.0)).epsilon(claim.delta)
     note = (f"{ship.where}; white-box gradient canary (Nasr et al. 2023), statistic (1) over T = {steps} steps at "
             f"q = {q:.5f}, z = {z:.4f}; runs = records of {len(observed)} drawn trial(s) of the unit")
     if broken:
@@ -314,10 +320,11 @@ def audit_strict_shipped(runs: int, rng: np.random.Generator, *, broken: bool = 
     run): z from the amplified Poisson-subsampled accounting, which the unclipped part breaks."""
     name = "dp-fermi-strict-shipped"
     ship = ship or SHIPPED_STRICT
-    claim, q, steps, z, config = _configured(name, ship)
-    z_run = dp_sgd.calibrate_noise(claim.epsilon, claim.delta, q, steps) if broken else z
-    run_cfg = config.with_(noise_multiplier=z_run)
-    sigma = STRICT_LAMBDA * math.sqrt(2) * z * 2 * ship.clip_norm
+    c = _configure(name, ship)
+    claim, q, steps, z = c.guarantee, c.sampling_probability, c.steps, c.noise_multiplier
+    run = dp_fermi_unit.amplified_accounting(c) if broken else c
+    z_run, run_cfg = run.noise_multiplier, run.config
+    sigma = STRICT_LAMBDA * math.sqrt(2) * z * 2 * ship.clip_norm   # the accountant's assumption (see above)
     mu = 1.0 / z
     observed: list[float] = []
 
@@ -338,7 +345,7 @@ def audit_strict_shipped(runs: int, rng: np.random.Generator, *, broken: bool = 
         o1, _ = _strict_statistic(drawn, runs, mu, steps, ship.n, rng, present=True, q=q)
         otr = profile_audit(o0, o1, profile, claim.epsilon, alpha=alpha, select=SELECT, model="gaussian")
         ceiling = (otr.ratio_at_best, otr.audited_at_best)
-    measured = strict_epsilon(z * ratio_obs, min(q_obs, 1.0), steps, claim.delta)
+    measured = c.observed(z * ratio_obs, min(q_obs, 1.0)).epsilon(claim.delta)
     note = (f"{ship.where}; white-box, statistic (2) over T = {steps} steps at q = {q:.5f}, z = {z:.4f}; runs = "
             f"records of {len(observed)} drawn trial(s) of the unit")
     if broken:
