@@ -210,7 +210,7 @@ def annotate(directory: Path, table: pd.DataFrame) -> list[Path]:
         for _, a in audited.iterrows():
             cell = _pairs(a["setting"])
             hit = (frame["method"] == a["method"]) & labels.map(
-                lambda row: all(row[k] == v for k, v in cell.items() if k in row))
+                lambda row, cell=cell: all(row[k] == v for k, v in cell.items() if k in row))
             better = hit & ~(bound <= float(a["audited_epsilon"]))
             bound[better] = float(a["audited_epsilon"])
             words[better] = describe(a)
