@@ -29,6 +29,7 @@ from repro.engine.user_method import USER_KEY, load_user_method, with_user_metho
 from repro.errors import InvalidParameterError
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 #: above this many trials, planning takes seconds: say so before starting
@@ -165,14 +166,29 @@ def _audited(specs: list[ExperimentSpec], configs: list[RunConfig], *, run_all: 
     return audited
 
 
+def one_run_audit_rng(run: dict, *labels: object) -> np.random.Generator:
+    """The generator of one cell of ``repro run ID --audit``: ``SeedSequence([base_seed, *stable_words(result_id,
+    "one-run-audit", *labels)])``, the run's base seed (``run.json``) mixed with the cell's labels, as the runner
+    seeds a trial (repro/engine/trial.py), so the audit is deterministic given the run and another
+    ``--base-seed`` draws other canaries."""
+    from repro.engine.identity import stable_words
+    from repro.engine.trial import StreamSeed
+
+    words = stable_words(str(run.get("result_id", "")), "one-run-audit", *labels)
+    return StreamSeed((int(run.get("base_seed") or 0), *words)).rng()
+
+
 def _one_run_audit(directory: Path, quiet: bool) -> None:
     """``--audit``: the one-run audit of the result's cells (its module is loaded by name, as the runner loads a
     study), written beside the result (``tables/one_run_audit.csv``, and the bound beside the claimed label in
     ``tables/privacy.csv`` and ``summary.csv``) and summarised in one line per audited cell. Each cell's
-    generator derives from the run's base seed and the cell (``run_audit.cell_rng``)."""
+    generator derives from the run's base seed and the cell (:func:`one_run_audit_rng`)."""
     import importlib
+    import json
 
-    table = importlib.import_module("repro.studies.audit.run_audit").audit_result(directory)
+    run = json.loads((directory / "run.json").read_text())
+    table = importlib.import_module("repro.studies.audit.run_audit").audit_result(
+        directory, lambda *labels: one_run_audit_rng(run, *labels))
     audited = table[table["status"].astype(str).str.startswith("audited")] if not table.empty else table
     if table.empty:
         click.echo("one-run audit: this run recorded no privacy cells; nothing audited", err=True)
@@ -183,8 +199,11 @@ def _one_run_audit(directory: Path, quiet: bool) -> None:
         return
     if quiet:
         return
+    beside = [p.name for p in (directory / "tables" / "privacy.csv", directory / "summary.csv")
+              if p.is_file() and "audited_epsilon" in p.read_text(encoding="utf-8").split("\n", 1)[0].split(",")]
     click.echo(f"one-run audit: {len(audited)} of {len(table)} privacy cells audited -> "
-               f"{directory / 'tables' / 'one_run_audit.csv'} (and audited_epsilon in privacy.csv, summary.csv)")
+               f"{directory / 'tables' / 'one_run_audit.csv'}"
+               + (f" (audited_epsilon beside eps_label in {' and '.join(beside)})" if beside else ""))
     for _, r in audited.iterrows():
         click.echo(f"  {r['method']} ({r['variant']}, {r['data']}): claimed ε = {r['epsilon']:g} ({r['label']}), "
                    f"audited ε ≥ {r['audited_epsilon']:.3f} (95 %, {int(r['canaries'])} canaries, one run)")

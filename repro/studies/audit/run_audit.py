@@ -1,16 +1,23 @@
 """One-run privacy audits of a finished result's cells (``repro run ID --audit``).
 
 For every cell of the result whose ε is calibrated by a learner unit for the Poisson-subsampled Gaussian
-under add/remove (today: DP-FERMI ``strict-all`` cells of a privacy table, and Algorithm 2's DP-SGD cells of the
+under add/remove (DP-FERMI ``strict-all`` cells of a privacy table, and Algorithm 2's DP-SGD cells of the
 thesis's Part I tables, from their trials), the white-box one-run audit of
 :func:`repro.studies.audit.one_run.one_run_shipped` runs at the cell's own n, q, T, z, clip and (ε, δ): the
 configuration is rebuilt by the same ``configure`` the study called (and checked against the recorded q, T and
 z), one trial is drawn by the unit, and all n records are canaries. The bound is written to
 ``tables/one_run_audit.csv`` of the result beside the cell's claimed ε and its label; cells of other methods are
-listed with the reason they are not audited.
+listed with the reason they are not audited (the other mechanisms are not audited: the DP-SGD baselines draw
+inside their training loop). The bound is also written beside the claimed label in the result's
+``tables/privacy.csv`` and ``summary.csv`` (:func:`annotate`: columns :data:`AUDIT_COLUMNS`, ``audited_epsilon``
+and ``audit``, on the rows of the audited cells, selected by the typed columns :data:`CELL_KEYS`); a result with
+no audited cell is left unchanged, so readers must treat the columns as optional.
 
-Not yet: the bound in ``privacy.csv``, ``summary.csv`` and the report, and the other mechanisms (the DP-SGD
-baselines draw inside their training loop).
+**Randomness.** A study builds no generator: ``repro run ID --audit`` passes ``rng_for(*labels)``, which gives
+each cell its own stream (:func:`repro.cli.run.one_run_audit_rng`, entropy: the base seed, then the stable words
+of the result id, "one-run-audit" and the labels): the run's base seed (``run.json``) mixed with the cell's labels
+(method, setting, and its ε and δ, or its n and z), as the runner seeds a trial. A rerun of the same result gives
+the same bounds, another ``--base-seed`` other draws, and a cell's bound does not depend on the other cells.
 """
 
 from __future__ import annotations
@@ -25,12 +32,11 @@ import numpy as np
 import pandas as pd
 
 from repro.engine.cache import atomic_write_text
-from repro.engine.identity import stable_words
 from repro.learners import dp_sgd_unit
 from repro.studies.audit import one_run
 from repro.studies.audit import subsampled as sub
 
-__all__ = ["audit_result", "annotate", "audit_refusal", "cell_rng", "COLUMNS", "AUDIT_COLUMNS", "AUDITABLE"]
+__all__ = ["audit_result", "annotate", "audit_refusal", "COLUMNS", "AUDIT_COLUMNS", "AUDITABLE", "CELL_KEYS"]
 
 COLUMNS = ("method", "variant", "setting", "data", "epsilon", "delta", "label", "relation", "n", "q", "steps",
            "noise_multiplier", "canaries", "guesses", "correct", "audited_epsilon", "ratio", "confidence",
@@ -39,6 +45,11 @@ COLUMNS = ("method", "variant", "setting", "data", "epsilon", "delta", "label", 
 
 #: the columns :func:`annotate` adds beside the claimed label (``eps_label``) of an audited result's files
 AUDIT_COLUMNS = ("audited_epsilon", "audit")
+
+#: the typed columns that select an audited cell's rows in ``privacy.csv`` and ``summary.csv`` (with ``method``),
+#: each where the file has it: the grid keys of the audited studies besides the method (a summary row also
+#: carries its λ or hyperparameter, which the cell's audit covers)
+CELL_KEYS = ("data", "epsilon")
 
 #: study modules whose results can hold an auditable cell, and the variants that do (None: every variant)
 AUDITABLE: dict[str, tuple[str, ...] | None] = {"repro.studies.dpfermi.tradeoff_figures": ("strict-all",),
@@ -58,12 +69,6 @@ def audit_refusal(result_id: str, trial: str, variant: str) -> str | None:
     fix = f"run it with --variant {variants[0]}" if variants else "drop --audit for this result"
     return (f"--audit: {result_id} (variant {variant}) has no cell the one-run audit covers (it audits {COVERS}); "
             f"{fix}")
-
-
-def cell_rng(run: dict, *labels: object) -> np.random.Generator:
-    """The generator of one audited cell: the run's base seed and the cell's ``labels`` (module docstring)."""
-    words = stable_words(str(run.get("result_id", "")), "one-run-audit", *labels)
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(run.get("base_seed") or 0), *words])))
 
 
 def _cells(privacy: pd.DataFrame) -> pd.DataFrame:
@@ -118,18 +123,15 @@ def _dp_sgd_rows(directory: Path, run: dict, rng_for: Callable[..., np.random.Ge
     return rows
 
 
-def audit_result(directory: Path, rng_for: Callable[..., np.random.Generator] | None = None, *,
-                  level: float = 0.05) -> pd.DataFrame:
+def audit_result(directory: Path, rng_for: Callable[..., np.random.Generator], *,
+                 level: float = 0.05) -> pd.DataFrame:
     """Audit the cells of the result in ``directory`` (module docstring); writes ``tables/one_run_audit.csv``,
     annotates ``tables/privacy.csv`` and ``summary.csv`` (:func:`annotate`) and returns the table (empty, and
     nothing written, for a result without privacy cells). ``rng_for(*labels)`` gives a cell's generator from its
-    labels (default: :func:`cell_rng` of the run's base seed)."""
+    labels (module docstring)."""
     directory = Path(directory)
     path = directory / "tables" / "privacy.csv"
     run = json.loads((directory / "run.json").read_text())
-    if rng_for is None:
-        def rng_for(*labels: object) -> np.random.Generator:
-            return cell_rng(run, *labels)
     params = run.get("params", {})
     rows = _dp_sgd_rows(directory, run, rng_for, level)
     privacy = pd.read_csv(path) if path.is_file() else pd.DataFrame(columns=["epsilon"])
@@ -170,11 +172,12 @@ def audit_result(directory: Path, rng_for: Callable[..., np.random.Generator] | 
     return table
 
 
-def _pairs(setting: object) -> dict[str, str]:
-    """``k=v;k=v`` of a cell's label as a dict (empty for a missing label)."""
-    if not isinstance(setting, str) or not setting:
-        return {}
-    return dict(part.split("=", 1) for part in setting.split(";") if "=" in part)
+def _same(column: pd.Series, value: object) -> pd.Series:
+    """Rows of ``column`` equal to the typed ``value`` (numbers within 1e-9 relative)."""
+    number = pd.to_numeric(pd.Series([value]), errors="coerce").iloc[0]
+    if pd.notna(number) and pd.api.types.is_numeric_dtype(column):
+        return pd.Series(np.isclose(column.astype(float), float(number), rtol=1e-9, atol=0.0), index=column.index)
+    return column.astype(str) == str(value)
 
 
 def describe(row: pd.Series | dict) -> str:
@@ -188,8 +191,7 @@ def describe(row: pd.Series | dict) -> str:
 def annotate(directory: Path, table: pd.DataFrame) -> list[Path]:
     """Write each audited cell's bound beside its claimed label in the result's ``tables/privacy.csv`` and
     ``summary.csv``: columns :data:`AUDIT_COLUMNS` after ``eps_label`` (else last), filled on the rows of the same
-    method whose cell label agrees with the audited cell's on every key both name (a summary row's label also
-    names its λ or knob), empty elsewhere. Where several audited cells fall on one row (cells of one label with
+    method whose typed :data:`CELL_KEYS` columns (those the file has) equal the audited cell's, empty elsewhere. Where several audited cells fall on one row (cells of one label with
     different n), the smallest bound is written. A table with no audited cell changes nothing. Each file is
     replaced atomically; returns the files written."""
     directory = Path(directory)
@@ -202,15 +204,15 @@ def annotate(directory: Path, table: pd.DataFrame) -> list[Path]:
             continue
         frame = pd.read_csv(path)
         frame = frame.drop(columns=[c for c in AUDIT_COLUMNS if c in frame])   # a result audited again
-        if "method" not in frame or "setting" not in frame:
+        if "method" not in frame:
             continue
         bound = pd.Series(np.nan, index=frame.index, dtype=float)
         words = pd.Series("", index=frame.index, dtype=object)
-        labels = frame["setting"].map(_pairs)
+        keys = [k for k in CELL_KEYS if k in frame]
         for _, a in audited.iterrows():
-            cell = _pairs(a["setting"])
-            hit = (frame["method"] == a["method"]) & labels.map(
-                lambda row, cell=cell: all(row[k] == v for k, v in cell.items() if k in row))
+            hit = frame["method"] == a["method"]
+            for k in keys:
+                hit &= _same(frame[k], a[k])
             better = hit & ~(bound <= float(a["audited_epsilon"]))
             bound[better] = float(a["audited_epsilon"])
             words[better] = describe(a)

@@ -10,8 +10,9 @@ import pandas as pd
 from click.testing import CliRunner
 
 from repro.cli import main
+from repro.cli.run import one_run_audit_rng as cell_rng
 from repro.learners import dp_fermi_unit
-from repro.studies.audit.run_audit import AUDIT_COLUMNS, audit_refusal, audit_result, cell_rng
+from repro.studies.audit.run_audit import AUDIT_COLUMNS, audit_refusal, audit_result
 
 
 def _rng(*labels: object) -> np.random.Generator:
@@ -99,7 +100,9 @@ def test_each_cell_is_seeded_by_the_run_base_seed_and_its_identity() -> None:
 
 def test_the_default_generator_follows_the_run_base_seed(tmp_path: Path) -> None:
     def rows(base_seed: int, name: str) -> pd.Series:
-        return audit_result(_result(tmp_path, base_seed=base_seed, name=name)).iloc[0]
+        d = _result(tmp_path, base_seed=base_seed, name=name)
+        run = json.loads((d / "run.json").read_text())
+        return audit_result(d, lambda *labels: cell_rng(run, *labels)).iloc[0]
 
     a, b, c = rows(0, "a"), rows(0, "b"), rows(7, "c")
     assert (a["correct"], a["audited_epsilon"]) == (b["correct"], b["audited_epsilon"])   # deterministic
