@@ -141,3 +141,20 @@ def test_algorithm2_dp_sgd_cells_of_a_thesis_result_are_audited(tmp_path: Path) 
     assert len(table) == 1 and table.iloc[0]["status"].startswith("audited")
     row = table.iloc[0]
     assert (row["n"], row["steps"]) == (600, c.steps) and 0 <= row["audited_epsilon"] <= row["epsilon"]
+
+
+def test_run_all_with_audit_names_the_results_it_cannot_audit_and_runs_them_unaudited(capsys) -> None:
+    import pytest
+
+    from repro.cli.run import _audited
+    from repro.engine.runner import RunConfig
+    from repro.engine.spec import load_all
+    from repro.errors import InvalidParameterError
+
+    specs = [load_all()[i] for i in ("thesis-table-3.1", "compat-impossibility")]
+    configs = [RunConfig(profile="smoke")] * 2
+    assert _audited(specs, configs, run_all=True) == {"thesis-table-3.1"}
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "compat-impossibility" in err and "runs without the audit" in err
+    with pytest.raises(InvalidParameterError, match="--audit: compat-impossibility"):
+        _audited(specs, configs, run_all=False)
