@@ -29,6 +29,7 @@ from repro.engine.user_method import USER_KEY, load_user_method, with_user_metho
 from repro.errors import InvalidParameterError
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 #: above this many trials, planning takes seconds: say so before starting
@@ -76,8 +77,9 @@ def _dataset_checksums(spec: ExperimentSpec, config: RunConfig) -> dict[str, str
                    "splits, seeds and privacy budget; see docs/bring-your-own-method.md (repeatable).")
 @click.option("--audit", is_flag=True,
               help="After each result, a one-run privacy audit of its accountant-calibrated DP-FERMI strict-all "
-                   "and Algorithm 2 DP-SGD cells at their own n, q, T and noise "
-                   "(DIR/ID/PROFILE/tables/one_run_audit.csv).")
+                   "and Algorithm 2 DP-SGD cells at their own n, q, T and noise, seeded by the run's base seed "
+                   "(tables/one_run_audit.csv; audited_epsilon beside eps_label in privacy.csv and summary.csv). "
+                   "A result with no such cell is refused before it runs.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table.")
 @click.option("--debug", is_flag=True, help="Show full tracebacks (and trial failures), as `repro --debug run`.")
 def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backend: str, variant: str | None,
@@ -107,6 +109,7 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         check_data_dir()
         check_mirror()
     configs = _per_result_configs(specs, config, run_all="all" in ids)
+    audited = _audited(specs, configs, run_all="all" in ids) if audit else set()
     # validate everything (variant, --set) before running anything; each result's plan is built once, here
     plans = [_plan_with_feedback(spec, spec_config, quiet) for spec, spec_config in zip(specs, configs, strict=True)]
     command = "repro " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else "repro run"
@@ -119,7 +122,7 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         outcome = _run_one(spec, spec_config, quiet, tracker, plan)
         spec_config = outcome.config   # typed, the keys without effect dropped
         directory = write_results(outcome, command=command, dataset_sha256=_dataset_checksums(spec, spec_config))
-        if audit:
+        if spec.id in audited:
             _one_run_audit(directory, quiet)
         if tracker is not None:
             tracker.finish(index, outcome.wall_seconds, cached_only=outcome.n_cached == outcome.n_trials)
@@ -144,26 +147,63 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         click.echo(run_progress.closing_line(tracker, clock()), err=True)
 
 
+def _audited(specs: list[ExperimentSpec], configs: list[RunConfig], *, run_all: bool) -> set[str]:
+    """``--audit``: the results whose cells the one-run audit can cover (repro/studies/audit/run_audit.py). A
+    named result that cannot hold one is refused in one line before any trial runs; with ``all``, those results
+    run unaudited and each is named in one line."""
+    import importlib
+
+    refusal = importlib.import_module("repro.studies.audit.run_audit").audit_refusal
+    audited = set()
+    for spec, config in zip(specs, configs, strict=True):
+        why = refusal(spec.id, spec.trial, config.variant or spec.default_variant)
+        if why is None:
+            audited.add(spec.id)
+        elif run_all:
+            click.echo(f"{why.split('; ', 1)[0]}; it runs without the audit", err=True)
+        else:
+            raise InvalidParameterError(why)
+    return audited
+
+
+def one_run_audit_rng(run: dict, *labels: object) -> np.random.Generator:
+    """The generator of one cell of ``repro run ID --audit``: ``SeedSequence([base_seed, *stable_words(result_id,
+    "one-run-audit", *labels)])``, the run's base seed (``run.json``) mixed with the cell's labels, as the runner
+    seeds a trial (repro/engine/trial.py), so the audit is deterministic given the run and another
+    ``--base-seed`` draws other canaries."""
+    from repro.engine.identity import stable_words
+    from repro.engine.trial import StreamSeed
+
+    words = stable_words(str(run.get("result_id", "")), "one-run-audit", *labels)
+    return StreamSeed((int(run.get("base_seed") or 0), *words)).rng()
+
+
 def _one_run_audit(directory: Path, quiet: bool) -> None:
     """``--audit``: the one-run audit of the result's cells (its module is loaded by name, as the runner loads a
-    study), written beside the result and summarised in one line per audited cell."""
+    study), written beside the result (``tables/one_run_audit.csv``, and the bound beside the claimed label in
+    ``tables/privacy.csv`` and ``summary.csv``) and summarised in one line per audited cell. Each cell's
+    generator derives from the run's base seed and the cell (:func:`one_run_audit_rng`)."""
     import importlib
-    import zlib
+    import json
 
-    import numpy as np
-
-    def rng_for(key: str) -> np.random.Generator:     # one stream per cell, keyed by the cell
-        return np.random.default_rng(np.random.SeedSequence([zlib.crc32(key.encode())]))
-
-    table = importlib.import_module("repro.studies.audit.run_audit").audit_result(directory, rng_for)
-    audited = table[table["status"].astype(str).str.startswith("audited")]
+    run = json.loads((directory / "run.json").read_text())
+    table = importlib.import_module("repro.studies.audit.run_audit").audit_result(
+        directory, lambda *labels: one_run_audit_rng(run, *labels))
+    audited = table[table["status"].astype(str).str.startswith("audited")] if not table.empty else table
+    if table.empty:
+        click.echo("one-run audit: this run recorded no privacy cells; nothing audited", err=True)
+        return
+    if audited.empty:
+        click.echo(f"one-run audit: none of the {len(table)} privacy cells of this run is auditable (reasons in "
+                   f"{directory / 'tables' / 'one_run_audit.csv'}); privacy.csv and summary.csv unchanged", err=True)
+        return
     if quiet:
         return
-    if table.empty:
-        click.echo("one-run audit: this result records no privacy cells")
-        return
+    beside = [p.name for p in (directory / "tables" / "privacy.csv", directory / "summary.csv")
+              if p.is_file() and "audited_epsilon" in p.read_text(encoding="utf-8").split("\n", 1)[0].split(",")]
     click.echo(f"one-run audit: {len(audited)} of {len(table)} privacy cells audited -> "
-               f"{directory / 'tables' / 'one_run_audit.csv'}")
+               f"{directory / 'tables' / 'one_run_audit.csv'}"
+               + (f" (audited_epsilon beside eps_label in {' and '.join(beside)})" if beside else ""))
     for _, r in audited.iterrows():
         click.echo(f"  {r['method']} ({r['variant']}, {r['data']}): claimed ε = {r['epsilon']:g} ({r['label']}), "
                    f"audited ε ≥ {r['audited_epsilon']:.3f} (95 %, {int(r['canaries'])} canaries, one run)")

@@ -164,6 +164,58 @@ def claims_lines(bundle: ResultBundle) -> list[str]:
             format_markdown(rows, ["claim", "expression", "verdict", "source"]), ""]
 
 
+def _count(x: Any) -> str:
+    """An integer count with thousands separators ("" when missing)."""
+    try:
+        return f"{int(float(x)):,}" if math.isfinite(float(x)) else ""
+    except (TypeError, ValueError):
+        return ""
+
+
+def _cell_text(x: Any) -> str:
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else str(x)
+
+
+#: the header of the one-run audit's table in the report and on the site
+AUDIT_HEADER = ["method", "cell", "claimed ε (label)", "audited ε (lower bound)", "audited / claimed", "canaries",
+                "correct / guesses", "relation"]
+
+
+def one_run_audit(bundle: ResultBundle) -> tuple[list[list[str]], int]:
+    """(rows of the audited cells, number of cells not audited) of the run's one-run audit
+    (``tables/one_run_audit.csv``, written by ``repro run ID --audit``); ([], 0) for a run that was not audited.
+    Columns a table lacks are shown empty."""
+    table = bundle.table("one_run_audit", None)
+    if table is None or table.empty or "status" not in table:
+        return [], 0
+    audited = table["status"].astype(str).str.startswith("audited")
+    rows = []
+    for r in table[audited].to_dict("records"):
+        cell = r.get("setting") if isinstance(r.get("setting"), str) else f"data={r.get('data')}"
+        conf = r.get("confidence")
+        bound = _num(r.get("audited_epsilon"), 3) + (f" ({float(conf):.0%})" if isinstance(conf, float)
+                                                     and math.isfinite(conf) else "")
+        rows.append([str(r.get("method")), str(cell), f"{_num(r.get('epsilon'), 4)} ({r.get('label')})", bound,
+                     _num(r.get("ratio"), 2), _count(r.get("canaries")),
+                     f"{_count(r.get('correct'))} / {_count(r.get('guesses'))}", _cell_text(r.get("relation"))])
+    return rows, int((~audited).sum())
+
+
+def audit_lines(bundle: ResultBundle) -> list[str]:
+    """The report's block of a run audited by ``repro run ID --audit`` (empty for a run that was not)."""
+    rows, skipped = one_run_audit(bundle)
+    if not rows and not skipped:
+        return []
+    lines = ["**One-run privacy audit** (`repro run --audit`: Steinke, Nasr & Jagielski 2023, white-box, one "
+             "training run per cell at its own n, q, T and noise; the audited ε is a lower bound on the run's true "
+             "ε beside the claimed one; docs/privacy-audit.md):", ""]
+    if rows:
+        lines += [format_markdown(rows, AUDIT_HEADER), ""]
+    if skipped:
+        lines += [f"{skipped} other privacy cell(s) not audited (reasons in `tables/one_run_audit.csv`).", ""]
+    return lines
+
+
 def _overrides_text(run: dict[str, Any]) -> str:
     """``--set k=v,…`` of a run, as typed (empty when it had none)."""
     overrides = run.get("overrides") or {}
@@ -256,6 +308,7 @@ def render_bundle(bundle: ResultBundle, relative_to: Path) -> str:
         lines += [hook(bundle).strip(), ""]
     else:   # a study's report text judges its claims itself (tests/core/test_claims_load.py checks it does)
         lines += claims_lines(bundle)
+    lines += audit_lines(bundle)
     if spec.notes.strip():
         lines += ["**Notes.** " + resolve_citations(spec.rendered_notes().strip()), ""]
     figures = bundle.figures()

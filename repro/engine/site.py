@@ -4,7 +4,8 @@
 filters by document and status; ``<id>.html`` is one page per result: the declared status and the reason for a
 miss, then every saved run of the result (the profile's own run first, then runs with another variant,
 ``--set``, ``--seeds``, ``--base-seed`` or ``--with``, each labelled by what it changed), with the paper's values
-beside ours, the figures, the study's own reading (errata), the privacy labels and the provenance. Everything
+beside ours, the figures, the study's own reading (errata), the privacy labels (with the audited ε of a run made
+with ``repro run ID --audit``) and the provenance. Everything
 is in the files: no server, no CDN, no network; figures and CSVs are copied beside the pages (``files/``). A
 result without a saved run gets its page too, saying "not run".
 
@@ -31,6 +32,7 @@ import pandas as pd
 from repro.engine.citations import resolve as resolve_citations
 from repro.engine.fidelity import FULL_PROFILE, fidelity_rows
 from repro.engine.report import (
+    AUDIT_HEADER,
     _num,
     _verdict_text,
     _verdicts_shown,
@@ -38,6 +40,7 @@ from repro.engine.report import (
     authors_blob_verdict,
     departures,
     find_bundles,
+    one_run_audit,
     run_label,
     section_key,
 )
@@ -328,6 +331,21 @@ def privacy_labels(bundle: ResultBundle) -> list[tuple[str, str]]:
     return [(str(m.get("method")), "declared by the user") for m in bundle.run.get("with") or []]
 
 
+def _audited_by_method(rows: Sequence[Sequence[str]]) -> dict[str, str]:
+    """Per method, its audited cells in a few words for the labels table (e.g. "4 cells: ε ≥ 0.109 to 3.679 (95%);
+    the table below")."""
+    bounds: dict[str, list[str]] = {}
+    for method, _cell_label, _claimed, bound, *_ in rows:
+        bounds.setdefault(method, []).append(bound)
+    out = {}
+    for method, values in bounds.items():
+        numbers = sorted(values, key=lambda b: float(b.split(" ", 1)[0] or "nan"))
+        shown = numbers[0] if len(numbers) == 1 else \
+            f"{numbers[0].split(' ', 1)[0]} to {numbers[-1]}"
+        out[method] = f"{len(values)} cell{'s' if len(values) > 1 else ''}: ε ≥ {shown}; the table below"
+    return out
+
+
 def _provenance(bundle: ResultBundle) -> str:
     run = bundle.run
     datasets = run.get("datasets_sha256") or {}
@@ -399,12 +417,27 @@ def _run_section(bundle: ResultBundle, files: _Files, audit_page: str | None) ->
                       f'<div class="study">{markdown_html(resolve_citations(text))}</div>']
     labels = privacy_labels(bundle)
     parts.append("<h3>Privacy</h3>")
+    audit_rows, skipped = one_run_audit(bundle)
     if labels:
-        parts.append("<table><thead><tr><th>method</th><th>ε label</th></tr></thead><tbody>"
-                     + "".join(f"<tr><td>{_e(m)}</td><td>{_e(lab)}</td></tr>" for m, lab in labels)
+        audited = _audited_by_method(audit_rows) if audit_rows or skipped else None
+        head = "<th>method</th><th>ε label</th>" + ("<th>audited ε (one-run audit)</th>" if audited is not None else "")
+        parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>"
+                     + "".join(f"<tr><td>{_e(m)}</td><td>{_e(lab)}</td>"
+                               + (f"<td>{_e(audited.get(m, 'not audited'))}</td>" if audited is not None else "")
+                               + "</tr>" for m, lab in labels)
                      + "</tbody></table>")
     else:
         parts.append("<p>This run recorded no ε labels (no private mechanism, or labels stated in the notes).</p>")
+    if audit_rows:
+        parts.append('<p class="lede">One-run privacy audit of this run (<code>repro run --audit</code>; Steinke, '
+                     "Nasr &amp; Jagielski 2023, white-box, one training run per cell at its own n, q, T and noise): "
+                     "the audited ε is a lower bound on the run's true ε, shown beside the claimed one.</p>"
+                     "<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in AUDIT_HEADER) + "</tr></thead><tbody>"
+                     + "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>" for r in audit_rows)
+                     + "</tbody></table>")
+    if skipped:
+        parts.append(f"<p>{skipped} other privacy cell(s) not audited (reasons in <code>one_run_audit.csv</code>, "
+                     "under Tables).</p>")
     if audit_page and labels:
         parts.append(f'<p>The audited ε of every mechanism: <a href="{_href(audit_page)}">the privacy audit</a>.</p>')
     tables = sorted((bundle.directory / "tables").glob("*.csv")) if (bundle.directory / "tables").is_dir() else []

@@ -363,3 +363,42 @@ def test_the_site_in_a_real_browser(browser: str, site_results: Path, tmp_path: 
         _chromium(binary, "--window-size=1280,1400", f"--screenshot={shot}", (site / name).as_uri(),
                   profile=tmp_path / "cr")
         assert shot.is_file() and non_blank(shot), shot
+
+
+def _audited_toy(results: Path) -> None:
+    """The toy full run as ``repro run --audit`` leaves it: an ε label in the summary, the bound beside it, and
+    ``tables/one_run_audit.csv`` (one audited cell, one not)."""
+    run = results / "toy" / "full"
+    summary = pd.read_csv(run / "summary.csv")
+    summary["eps_label"] = "accounted"
+    summary.to_csv(run / "summary.csv", index=False)
+    (run / "tables").mkdir(exist_ok=True)
+    pd.DataFrame([{"method": summary["method"].iloc[0], "variant": "v", "setting": "x=1.0", "data": "d",
+                   "epsilon": 3.0, "delta": 1e-5, "label": "accounted", "relation": "add or remove one record",
+                   "canaries": 33916, "guesses": 338, "correct": 277, "audited_epsilon": 1.184, "ratio": 0.395,
+                   "confidence": 0.95, "status": "audited (one run, white-box)"},
+                  {"method": "other", "epsilon": 3.0, "status": "not audited: nominal"}]).to_csv(
+        run / "tables" / "one_run_audit.csv", index=False)
+
+
+def test_a_result_page_shows_the_audited_epsilon_beside_the_labels(site_results: Path, tmp_path: Path) -> None:
+    _audited_toy(site_results)
+    site = build(site_results, tmp_path / "site").parent
+    page = (site / "toy.html").read_text(encoding="utf-8")
+    full = page.split("<h2>Run: profile smoke</h2>", 1)[0]
+    privacy = full.split("<h3>Privacy</h3>", 1)[1].split("<h3>Tables</h3>", 1)[0]
+    assert "<th>audited ε (one-run audit)</th>" in privacy and "1 cell: ε ≥ 1.184 (95%)" in privacy
+    assert "<td>3 (accounted)</td><td>1.184 (95%)</td><td>0.4</td><td>33,916</td><td>277 / 338</td>" in privacy
+    assert "1 other privacy cell(s) not audited" in privacy
+    smoke = page.split("<h2>Run: profile smoke</h2>", 1)[1]          # a run that was not audited: no column
+    assert "audited ε" not in smoke and "one-run" not in smoke.lower()
+
+
+def test_the_report_shows_the_audited_epsilon_per_result(site_results: Path) -> None:
+    _audited_toy(site_results)
+    assert invoke("report", "--out", str(site_results)).exit_code == 0
+    text = (site_results / "REPORT.md").read_text(encoding="utf-8")
+    section = text.split("<!-- repro-report-section: toy/full -->", 1)[1].split("<!-- repro-report-section:", 1)[0]
+    assert "**One-run privacy audit**" in section
+    assert "| x=1.0 | 3 (accounted) | 1.184 (95%) | 0.4 | 33,916 | 277 / 338 | add or remove one record |" in section
+    assert text.count("**One-run privacy audit**") == 1                  # the other runs were not audited
