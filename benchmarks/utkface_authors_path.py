@@ -45,10 +45,10 @@ def main() -> None:
     from repro.datasets import registry
     from repro.datasets.split import split
     from repro.datasets.utkface import load_images
-    from repro.learners.dp_fermi import DPFermiConfig
+    from repro.learners import dp_fermi_cnn_unit as cnn_unit
     from repro.learners.dp_fermi_cnn import predict, train_dp_fermi_jax
     from repro.privacy.dpfermi_noise import group_floor
-    from repro.studies.dpfermi.utkface import N_CLASSES, dp_violation_multiclass, noise_levels
+    from repro.studies.dpfermi.utkface import N_CLASSES, dp_violation_multiclass
 
     entry = registry.get_dataset("utkface")
     index = entry.load("clean")
@@ -63,16 +63,9 @@ def main() -> None:
           f"{os.cpu_count()} cores", flush=True)
     rows = []
     for eps in (float(e) for e in args.epsilons.split(",")):
-        if math.isinf(eps):
-            sigma_theta = sigma_w = 0.0
-        else:
-            noise, _ = noise_levels(n, group_floor(s_tr), eps, args.epochs, B, 2.0, 2.0)
-            sigma_theta, sigma_w = noise.sigma_theta, noise.sigma_w
-        cfg = DPFermiConfig(head="softmax", ermi_form="full", fairness="dp", lr_theta=0.001, lr_w=0.005,
-                            batch_size=B, epochs=args.epochs, theta_clip="batch", clip_norm=2.0, w_radius=2.0,
-                            w_projection="frobenius", w_init="normal", theta_noise_scale="one",
-                            w_noise_scale="lambda", sampling="shuffle", sigma_theta=sigma_theta,
-                            sigma_w=sigma_w, lam=0.0)
+        # the CNN unit's reference configuration: Theorem 3.3(a)'s σ's (none at ε = ∞), L = D = 2, λ = 0
+        cfg = cnn_unit.configure("reference", n=n, epsilon=eps, rho=group_floor(s_tr), lr_theta=0.001, lr_w=0.005,
+                                 batch_size=B, epochs=args.epochs, clip_norm=2.0, w_radius=2.0, lam=0.0).config
 
         t0 = time.perf_counter()
 

@@ -1,6 +1,6 @@
 """repro: one-command reproductions of results on differential privacy and fairness."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 __all__ = ["__version__"]
 
 #: names of :mod:`repro.estimators` reachable as ``repro.<Name>``, imported on first use only (the CLI

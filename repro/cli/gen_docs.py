@@ -16,7 +16,8 @@ import click
 WIDTH = 100
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 HEADER = ("# Command-line reference\n\n"
-          "Generated from `--help` by `python -m repro.cli.gen_docs`; do not edit by hand. Back to the "
+          "For anyone who wants every option of every `repro` command in one place, exactly as `--help` prints "
+          "it. Generated from `--help` by `python -m repro.cli.gen_docs`; do not edit by hand. Back to the "
           "[README](../README.md); the options of `repro run` are explained with examples in "
           "[running.md](running.md).\n")
 

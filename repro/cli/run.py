@@ -21,29 +21,45 @@ from repro.cli._common import (
     results_root,
     variant_option,
 )
-from repro.engine.report import comparison_rows, format_text, smoke_verdicts_shown, verdict_counts
+from repro.engine.report import comparison_rows, format_text, verdict_line
 from repro.engine.results import check_output_dir, write_results
-from repro.engine.runner import BACKENDS, RunConfig, check_plan, plan_estimate, plan_trials, run_experiment
+from repro.engine.runner import (
+    BACKENDS,
+    Plan,
+    RunConfig,
+    build_plan,
+    check_plan,
+    plan_estimate,
+    run_experiment,
+    typed_config,
+)
 from repro.engine.spec import ExperimentSpec, study_of
 from repro.engine.user_method import USER_KEY, load_user_method, with_user_method
 from repro.errors import InvalidParameterError
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from repro.engine.cost import Estimate
 
 #: above this many trials, planning takes seconds: say so before starting
 PLAN_WARN_TRIALS = 50_000
-#: up to this many cells, validation builds one trial of each (about 0.1 ms a cell) before the run starts
+#: up to this many cells, the plan is built (and every cell checked) before the run starts (about 0.1 ms a cell)
 CHECK_CELLS = 5_000
-SMOKE_NOTE = ("smoke profile: a quick plumbing check on reduced data and grids; its numbers are not comparable "
-              "to the paper's, so the within/NO verdicts are not shown. Run with --profile full to reproduce.")
-SMOKE_NOTE_EXACT = ("smoke profile: the same exact checks as --profile full on coarser grids, so the verdicts "
-                    "stand; --profile full runs the paper's configuration.")
+SMOKE_NOTE = ("smoke profile: wiring check, not a reproduction (reduced data and grids); the paper's values are "
+              "shown as context, not comparable. Run with --profile full to reproduce.")
+PROFILE_NOTE = ("{profile} profile: a reduced run; the paper's values are shown as context, not comparable. "
+                "Run with --profile full to reproduce.")
 
 
-def _dataset_checksums(names: tuple[str, ...]) -> dict[str, str]:
+def _dataset_checksums(spec: ExperimentSpec, config: RunConfig) -> dict[str, str]:
+    """sha256 of the raw files of the datasets the run loaded (the file's ``datasets`` when the run names no
+    registered dataset), and the authors' rebuilt files by git blob."""
+    from repro.engine.results import datasets_ran
+
+    ran = datasets_ran(spec, config)
+    names = tuple(dict.fromkeys(n for d in ran for n in d["sources_sha256"])) if ran else spec.datasets
     if not names:
         return {}
     from repro.cli.data import authors_checksums
@@ -76,11 +92,17 @@ def _dataset_checksums(names: tuple[str, ...]) -> dict[str, str]:
               help="Stop a trial that runs longer than this and report it as failed (default: no limit).")
 @click.option("--allow-large", "allow_large", is_flag=True,
               help="Run even when the estimated cost exceeds the bound (24 h of one core, or half the memory).")
+@click.option("--audit", is_flag=True,
+              help="After each result, a one-run privacy audit of its accountant-calibrated DP-FERMI strict-all "
+                   "and Algorithm 2 DP-SGD cells at their own n, q, T and noise, seeded by the run's base seed "
+                   "(tables/one_run_audit.csv; audited_epsilon beside eps_label in privacy.csv and summary.csv). "
+                   "A result with no such cell is refused before it runs.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table.")
 @click.option("--debug", is_flag=True, help="Show full tracebacks (and trial failures), as `repro --debug run`.")
 def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backend: str, variant: str | None,
         out: Path | None, force: bool, no_cache: bool, base_seed: int | None, set_: tuple[str, ...],
-        with_: tuple[str, ...], timeout: float | None, allow_large: bool, quiet: bool, debug: bool) -> None:
+        with_: tuple[str, ...], timeout: float | None, allow_large: bool, audit: bool, quiet: bool,
+        debug: bool) -> None:
     """Run ID (or `all`): trials over grid x seeds, then CSVs, figures and run.json in DIR/ID/PROFILE
     (suffixed for another --variant, --set, --seeds, --base-seed or --with, so a profile's own results are
     never replaced by a different run).
@@ -105,29 +127,32 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         check_data_dir()
         check_mirror()
     configs = _per_result_configs(specs, config, run_all="all" in ids)
-    estimates = [_plan_with_feedback(spec, spec_config, quiet)   # validate everything (variant, --set, cost)
-                 for spec, spec_config in zip(specs, configs, strict=True)]   # before running anything
+    audited = _audited(specs, configs, run_all="all" in ids) if audit else set()
+    # validate everything (variant, --set, rules, cost) before running anything; each result's plan is built
+    # once, here (or, for a plan of very many cells, when its run starts)
+    checked = [_plan_with_feedback(spec, spec_config, quiet) for spec, spec_config in zip(specs, configs, strict=True)]
+    plans = [plan for plan, _ in checked]
     if not quiet:
-        for spec, spec_config, est in zip(specs, configs, estimates, strict=True):
+        for spec, spec_config, (_, est) in zip(specs, configs, checked, strict=True):
             click.echo(f"{spec.id} [{spec_config.profile}]: {est.line()}", err=True)
     command = "repro " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv else "repro run"
     tracker = _tracker(specs, configs) if len(specs) > 1 and not quiet else None
     clock = run_progress.Clock()
-    for index, (spec, spec_config) in enumerate(zip(specs, configs, strict=True)):
+    for index, (spec, spec_config, plan) in enumerate(zip(specs, configs, plans, strict=True)):
         if tracker is not None:
             click.echo(f"[{index + 1}/{len(specs)}] {spec.id}: "
                        + run_progress.status_line(tracker, tracker.start(index, clock())), err=True)
-        outcome = _run_one(spec, spec_config, quiet, tracker)
-        directory = write_results(outcome, command=command, dataset_sha256=_dataset_checksums(spec.datasets))
+        outcome = _run_one(spec, spec_config, quiet, tracker, plan)
+        spec_config = outcome.config   # typed, the keys without effect dropped
+        directory = write_results(outcome, command=command, dataset_sha256=_dataset_checksums(spec, spec_config))
+        if spec.id in audited:
+            _one_run_audit(directory, quiet)
         if tracker is not None:
             tracker.finish(index, outcome.wall_seconds, cached_only=outcome.n_cached == outcome.n_trials)
         if quiet:
             continue
-        ok, judged = verdict_counts(outcome.summary)
-        verdicts = spec_config.profile != "smoke" or smoke_verdicts_shown(spec)
-        rows = comparison_rows(outcome.summary, only_paper=True, verdicts=verdicts) or \
-            comparison_rows(outcome.summary, verdicts=verdicts)
-        yours = _user_method_rows(spec, spec_config, outcome.summary, verdicts)   # no paper value, always shown
+        rows = comparison_rows(outcome.summary, only_paper=True) or comparison_rows(outcome.summary)
+        yours = _user_method_rows(spec, spec_config, outcome.summary)   # no paper value, always shown
         rows = [r for r in rows if r not in yours]
         shown = rows[:max(0, 40 - len(yours))] + yours
         click.echo("")
@@ -135,31 +160,84 @@ def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backen
         click.echo(format_text(shown))
         if len(rows) + len(yours) > len(shown):
             click.echo(f"... {len(rows) + len(yours) - len(shown)} more rows in {directory / 'summary.csv'}")
-        n_paper = int(outcome.summary["paper"].notna().sum()) if "paper" in outcome.summary else 0
-        if not judged and n_paper:  # paper values shown, but the file declares no tolerance to judge them
-            verdict = f"{n_paper} paper values shown (no tolerance declared: none is judged)"
-        elif not judged:
-            verdict = "no paper values to compare"
-        elif verdicts:
-            verdict = f"{ok}/{judged} paper comparisons within tolerance"
-        else:
-            verdict = f"{judged} paper comparisons (verdicts hidden: smoke profile)"
-        click.echo(f"{verdict}; {outcome.n_trials} trials ({outcome.n_cached} cached) in "
+        click.echo(f"{verdict_line(outcome.summary)}; {outcome.n_trials} trials ({outcome.n_cached} cached) in "
                    f"{outcome.wall_seconds:.1f} s -> {directory}")
         if spec.expected:
             click.echo(f"Expected: {' '.join(spec.expected.split())}")
-        if spec_config.profile == "smoke":
-            click.echo(SMOKE_NOTE_EXACT if verdicts else SMOKE_NOTE)
+        if spec_config.profile not in spec.reference_defaults.profiles and spec.references:
+            click.echo(SMOKE_NOTE if spec_config.profile == "smoke" else PROFILE_NOTE.format(profile=spec_config.profile))
     if tracker is not None:
         click.echo(run_progress.closing_line(tracker, clock()), err=True)
 
 
-def _user_method_rows(spec: ExperimentSpec, config: RunConfig, summary: pd.DataFrame, verdicts: bool) -> list[list[str]]:
+def _audited(specs: list[ExperimentSpec], configs: list[RunConfig], *, run_all: bool) -> set[str]:
+    """``--audit``: the results whose cells the one-run audit can cover (repro/studies/audit/run_audit.py). A
+    named result that cannot hold one is refused in one line before any trial runs; with ``all``, those results
+    run unaudited and each is named in one line."""
+    import importlib
+
+    refusal = importlib.import_module("repro.studies.audit.run_audit").audit_refusal
+    audited = set()
+    for spec, config in zip(specs, configs, strict=True):
+        why = refusal(spec.id, spec.trial, config.variant or spec.default_variant)
+        if why is None:
+            audited.add(spec.id)
+        elif run_all:
+            click.echo(f"{why.split('; ', 1)[0]}; it runs without the audit", err=True)
+        else:
+            raise InvalidParameterError(why)
+    return audited
+
+
+def one_run_audit_rng(run: dict, *labels: object) -> np.random.Generator:
+    """The generator of one cell of ``repro run ID --audit``: ``SeedSequence([base_seed, *stable_words(result_id,
+    "one-run-audit", *labels)])``, the run's base seed (``run.json``) mixed with the cell's labels, as the runner
+    seeds a trial (repro/engine/trial.py), so the audit is deterministic given the run and another
+    ``--base-seed`` draws other canaries."""
+    from repro.engine.identity import stable_words
+    from repro.engine.trial import StreamSeed
+
+    words = stable_words(str(run.get("result_id", "")), "one-run-audit", *labels)
+    return StreamSeed((int(run.get("base_seed") or 0), *words)).rng()
+
+
+def _one_run_audit(directory: Path, quiet: bool) -> None:
+    """``--audit``: the one-run audit of the result's cells (its module is loaded by name, as the runner loads a
+    study), written beside the result (``tables/one_run_audit.csv``, and the bound beside the claimed label in
+    ``tables/privacy.csv`` and ``summary.csv``) and summarised in one line per audited cell. Each cell's
+    generator derives from the run's base seed and the cell (:func:`one_run_audit_rng`)."""
+    import importlib
+    import json
+
+    run = json.loads((directory / "run.json").read_text())
+    table = importlib.import_module("repro.studies.audit.run_audit").audit_result(
+        directory, lambda *labels: one_run_audit_rng(run, *labels))
+    audited = table[table["status"].astype(str).str.startswith("audited")] if not table.empty else table
+    if table.empty:
+        click.echo("one-run audit: this run recorded no privacy cells; nothing audited", err=True)
+        return
+    if audited.empty:
+        click.echo(f"one-run audit: none of the {len(table)} privacy cells of this run is auditable (reasons in "
+                   f"{directory / 'tables' / 'one_run_audit.csv'}); privacy.csv and summary.csv unchanged", err=True)
+        return
+    if quiet:
+        return
+    beside = [p.name for p in (directory / "tables" / "privacy.csv", directory / "summary.csv")
+              if p.is_file() and "audited_epsilon" in p.read_text(encoding="utf-8").split("\n", 1)[0].split(",")]
+    click.echo(f"one-run audit: {len(audited)} of {len(table)} privacy cells audited -> "
+               f"{directory / 'tables' / 'one_run_audit.csv'}"
+               + (f" (audited_epsilon beside eps_label in {' and '.join(beside)})" if beside else ""))
+    for _, r in audited.iterrows():
+        click.echo(f"  {r['method']} ({r['variant']}, {r['data']}): claimed ε = {r['epsilon']:g} ({r['label']}), "
+                   f"audited ε ≥ {r['audited_epsilon']:.3f} (95 %, {int(r['canaries'])} canaries, one run)")
+
+
+def _user_method_rows(spec: ExperimentSpec, config: RunConfig, summary: pd.DataFrame) -> list[list[str]]:
     """The summary rows of the run's ``--with`` methods (they have no paper value to be shown beside)."""
     names = {c["method"] for c in spec.expand_cells(config.profile) if USER_KEY in c}
     if not names:
         return []
-    return comparison_rows(summary[summary["method"].isin(names)], verdicts=verdicts)
+    return comparison_rows(summary[summary["method"].isin(names)])
 
 
 def _per_result_configs(specs: list[ExperimentSpec], config: RunConfig, *, run_all: bool) -> list[RunConfig]:
@@ -216,9 +294,11 @@ def _with_user_methods(specs: list[ExperimentSpec], refs: tuple[str, ...]) -> li
     return out
 
 
-def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) -> Estimate:
-    """Validate ``spec`` under ``config`` (its counts, estimated cost and one repetition of its plan, which
-    checks every cell); print the estimate, and announce a plan large enough to take a while."""
+def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) -> tuple[Plan | None, Estimate]:
+    """Validate ``spec`` under ``config`` (unknown keys and typed values, counts, rules, estimated cost), then
+    plan it (once: the plan is what runs; a plan of more than :data:`CHECK_CELLS` cells is checked by the
+    study's own checks and built when its run starts); announce a plan large enough to take a while."""
+    config = typed_config(spec, config)   # unknown keys and values refused in one line; typed once
     est = plan_estimate(spec, config)   # refused in one line when it cannot fit or costs too much
     large = est.trials > PLAN_WARN_TRIALS
     if large:
@@ -227,19 +307,22 @@ def _plan_with_feedback(spec: ExperimentSpec, config: RunConfig, quiet: bool) ->
                    err=True)
     start = time.perf_counter()
     if est.cells <= CHECK_CELLS:
-        plan_trials(spec, dataclasses.replace(config, seeds=1))   # every cell once: the repetitions add no check
+        plan = build_plan(spec, config, size=(est.trials, est.cells, est.seeds))
     else:   # the study's own checks and declaration; the cells' keys are built when the run starts
         check_plan(spec, config)
         study_of(spec)
+        plan = None
     if large and not quiet:
-        click.echo(f"{spec.id}: checked its {est.cells:,} cells in {time.perf_counter() - start:.1f} s; the "
-                   f"{est.trials:,} trials are planned when the run starts", err=True)
-    return est
+        done = (f"planned its {est.trials:,} trials" if plan is not None
+                else f"checked its {est.cells:,} cells; the {est.trials:,} trials are planned when the run starts")
+        click.echo(f"{spec.id}: {done} in {time.perf_counter() - start:.1f} s", err=True)
+    return plan, est
 
 
-def _run_one(spec, config: RunConfig, quiet: bool, tracker: run_progress.RunProgress | None = None):
+def _run_one(spec, config: RunConfig, quiet: bool, tracker: run_progress.RunProgress | None = None,
+             plan: Plan | None = None):
     if quiet:
-        return run_experiment(spec, config)
+        return run_experiment(spec, config, plan=plan)
     state = {"last": 0, "cached": None}
     clock = run_progress.Clock()
 
@@ -260,4 +343,4 @@ def _run_one(spec, config: RunConfig, quiet: bool, tracker: run_progress.RunProg
             step, state["last"] = done - state["last"], done
             bar.update(step, current_item=done)
 
-        return run_experiment(spec, config, progress=progress)
+        return run_experiment(spec, config, plan=plan, progress=progress)

@@ -17,7 +17,9 @@ import click
 
 from repro.engine.citations import resolve as resolve_citations
 from repro.engine.cost import profile_estimate
-from repro.engine.spec import ExperimentSpec, extends_chain, get_experiment, merged_raw, study_of
+from repro.engine.extends import extends_chain, merged_raw
+from repro.engine.references import SEEDS, default_conditions
+from repro.engine.spec import ExperimentSpec, get_experiment, study_of
 
 WIDTH = 100
 
@@ -172,7 +174,10 @@ def show_spec(spec: ExperimentSpec) -> None:
         where = ", ".join([*([r.method] if r.method else []), *(f"{k} = {_fmt(v)}" for k, v in r.setting.items())])
         tol = r.tolerance if r.tolerance is not None else spec.metric(r.metric).tolerance
         _line(f"{r.metric} = {_fmt(r.value)}" + (f" ± {_fmt(tol)}" if tol is not None else "") +
-              (f"  [{where}]" if where else "") + f"  — {resolve_citations(r.source)}")
+              (f"  [{where}]" if where else "") + f"  — {resolve_citations(r.source)}"
+              + (f"  (own conditions: {_conditions(r.conditions)})" if r.conditions else ""))
+    if spec.references:
+        _reference_conditions(spec)
     click.echo(f"claims ({len(spec.claims)}; judged on the summary by `repro report`):" if spec.claims
                else "claims: none")
     for c in spec.claims:
@@ -184,6 +189,34 @@ def show_spec(spec: ExperimentSpec) -> None:
         _line("expected: " + " ".join(spec.expected.split()), 0)
 
 
+def _conditions(conds: Any) -> str:
+    """``key = v`` (one allowed value), ``key ∈ {a, b}`` (several), ``seeds ≥ n``; joined by ``; ``."""
+    def one(key: str, allowed: tuple[Any, ...]) -> str:
+        if key == SEEDS:
+            return f"seeds ≥ {_fmt(allowed[0])}"
+        if len(allowed) == 1:
+            return f"{key} = {_fmt(allowed[0])}"
+        return f"{key} ∈ {{{', '.join(_fmt(a) for a in allowed)}}}"
+    return "; ".join(one(k, tuple(v)) for k, v in conds.items()) or "none"
+
+
+def _reference_conditions(spec: ExperimentSpec) -> None:
+    """The conditions the paper's values hold under (:mod:`repro.engine.references`): the judged profiles, the
+    default (the ``full`` profile's values), the file's overrides and the inert keys with their reasons."""
+    defaults = spec.reference_defaults
+    click.echo("conditions of the paper's values (a run that misses one is `not comparable`, naming it):")
+    _line(f"judged profiles: {', '.join(defaults.profiles)}")
+    conds = default_conditions(spec)
+    _line("default (the full profile's values): "
+          + _conditions({k: v for k, v in conds.items() if k not in defaults.conditions}))
+    if defaults.conditions:
+        _line(f"overrides ([reference] conditions): {_conditions(defaults.conditions)}")
+    if defaults.inert:
+        _line("inert keys (never a condition):")
+        for key, why in defaults.inert.items():
+            _line(f"{key}: {why}", 4)
+
+
 @click.command("show")
 @click.argument("experiment_id", metavar="ID")
 @click.option("--json", "--toml", "as_toml", is_flag=True,
@@ -191,7 +224,8 @@ def show_spec(spec: ExperimentSpec) -> None:
 @click.option("--notes", is_flag=True, help="Also print the experiment's notes.")
 def show(experiment_id: str, as_toml: bool, notes: bool) -> None:
     """Print experiment ID as merged from its file and the base files it extends: grid, settable keys
-    with domains and defaults, data modes, variants, profiles, datasets, metrics, the paper's values."""
+    with domains and defaults, data modes, variants, profiles, datasets, metrics, the paper's values
+    and the conditions they hold under."""
     spec = get_experiment(experiment_id)
     if as_toml:
         assert spec.path is not None

@@ -92,7 +92,7 @@ def _authors_frame() -> tuple[pd.DataFrame, str]:
 
 
 DATASET = Dataset(
-    name="adult", loader=load_adult, sources=ADULT_SOURCES,
+    name="adult", loader=load_adult, n_rows=N_ROWS, sources=ADULT_SOURCES,
     description="UCI Adult, rows with '?' dropped: 45,222 x 102, A = sex (thesis Part I, DP-FERMI)",
     authors=AuthorsFile(
         filename="adult_original_purified.csv", git_blob="485326a3356768905aa53a101c2a772897bb1084",

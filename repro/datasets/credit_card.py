@@ -120,7 +120,7 @@ def _authors_frame() -> tuple[pd.DataFrame, str]:
 
 
 DATASET = Dataset(
-    name="credit-card", loader=load_credit_card, sources=("credit-card-xls", "credit-card-tsv"),
+    name="credit-card", loader=load_credit_card, n_rows=N_ROWS, sources=("credit-card-xls", "credit-card-tsv"),
     description="UCI Default of Credit Card Clients: 30,000 x 85, A = SEX (thesis Part I, DP-FERMI)",
     authors=AuthorsFile(
         filename="credit-card-defaulters_processed.csv",

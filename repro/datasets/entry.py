@@ -94,6 +94,9 @@ class Dataset:
         The training share of the split (a study may pass its own).
     description : str
         One line for ``repro data list``.
+    n_rows : int or None
+        Rows of the ``clean`` data when known without loading them (the loader checks it); the notes'
+        derived numbers (:meth:`rows`) use it.
     module : str
         The module that declares it (filled in by the registry).
     """
@@ -106,6 +109,7 @@ class Dataset:
     clean_split: str = "random"
     train_fraction: float = 0.75
     description: str = ""
+    n_rows: int | None = None
     module: str = ""
 
     def __post_init__(self) -> None:
@@ -140,6 +144,12 @@ class Dataset:
             raise InvalidParameterError(f"data must be one of {', '.join(self.data_modes)} for dataset "
                                         f"{self.name!r}; got {data!r} (set it with --set data=...).")
         return data
+
+    def rows(self, data: str = "clean") -> int | None:
+        """Rows of the data in mode ``data`` as registered (the authors' file's, or :attr:`n_rows`), without
+        loading them; None when the entry does not declare them."""
+        self.check_mode(data)
+        return self.authors.n_rows if data == "authors" else self.n_rows
 
     def require(self, kind: str, study: str) -> Dataset:
         """This entry if it is of ``kind``, else a one-line error saying what ``study`` needs."""

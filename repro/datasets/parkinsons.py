@@ -101,7 +101,7 @@ def _authors_frame() -> tuple[pd.DataFrame, str]:
 
 
 DATASET = Dataset(
-    name="parkinsons", loader=load_parkinsons, sources=(SOURCE,),
+    name="parkinsons", loader=load_parkinsons, n_rows=N_ROWS, sources=(SOURCE,),
     description="UCI Parkinsons Telemonitoring: 5,875 recordings x 19, Y = total_UPDRS > median, A = sex (DP-FERMI)",
     authors=AuthorsFile(
         filename="parkinsons_updrs_processed.csv", git_blob="97e79a9ea470688bb00065164670fabd3b810851",

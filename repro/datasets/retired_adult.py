@@ -107,7 +107,7 @@ def _authors_frame() -> tuple[pd.DataFrame, str]:
 
 
 DATASET = Dataset(
-    name="retired-adult", loader=load_retired_adult, sources=(SOURCE,),
+    name="retired-adult", loader=load_retired_adult, n_rows=N_ROWS, sources=(SOURCE,),
     description="Adult reconstruction (Ding et al. 2021), income > 50,000: 45,849 x 101, A = gender (DP-FERMI)",
     authors=AuthorsFile(
         filename="adult_reconstruction_processed.csv",

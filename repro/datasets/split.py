@@ -38,7 +38,7 @@ from repro.datasets.entry import Dataset
 from repro.datasets.tabular import train_test_indices
 from repro.errors import InvalidParameterError
 
-__all__ = ["Parts", "SUBSAMPLE_RULES", "split"]
+__all__ = ["Parts", "SUBSAMPLE_RULES", "split", "split_sizes"]
 
 #: how ``subsample`` counts: ``rows`` in all, or ``train`` training rows (see the module docstring)
 SUBSAMPLE_RULES = ("rows", "train")
@@ -107,3 +107,22 @@ def split(dataset: Dataset, data: str, *, n: int, rng: np.random.Generator | Non
         test = np.sort(rng.choice(parts.test, size=min(parts.test.size, max(sub // 3, 200)), replace=False))
         parts = Parts(train, test, parts.rows)
     return parts
+
+
+def split_sizes(dataset: Dataset, data: str, *, n: int, subsample: int = 0, train_fraction: float | None = None
+                ) -> tuple[int, int]:
+    """(training rows, test rows) that :func:`split` gives on ``n`` rows with ``subsample_of="rows"``, computed
+    without drawing (the notes' derived numbers; tested against :func:`split`)."""
+    dataset.check_mode(data)
+    fraction = dataset.train_fraction if train_fraction is None else float(train_fraction)
+    sub = int(subsample or 0)
+    rule = "authors" if data == "authors" else dataset.clean_split
+    if rule == "authors":
+        n_train = round(fraction * n)
+        if 0 < sub < n:
+            k = max(int(round(sub * n_train / n)), 2)
+            return k, max(sub - k, 2)
+        return n_train, n - n_train
+    m = min(sub, n) if sub > 0 else n
+    n_train = int(math.floor(fraction * m)) if rule == "shuffled" else int(round(fraction * m))
+    return n_train, m - n_train

@@ -70,6 +70,8 @@ _NOT_TRIAL_CODE = ("repro.plotting",)
 
 
 def _is_trial_code(name: str) -> bool:
+    if name.startswith(_FILE):
+        return True
     return name.startswith("repro") and not name.endswith("_report") and not any(
         name == m or name.startswith(m + ".") for m in _NOT_TRIAL_CODE)
 
@@ -89,13 +91,28 @@ def _imported_modules(tree: ast.AST, package: str) -> set[str]:
             # ``from repro.pkg import module`` imports a module, not a name
             found.update(f"{base}.{a.name}" for a in node.names
                          if base.startswith("repro") and module_exists(f"{base}.{a.name}"))
-    found.update(_plugin_modules(tree))
-    return {m for m in found if m.startswith("repro")}
+    return {m for m in found if m.startswith("repro")} | _plugin_modules(tree)
+
+
+#: plugin packages whose registry also scans the folders of an environment variable (os.pathsep-separated):
+#: a module found there is trial code like the package's own (repro/datasets/registry.py)
+PLUGIN_PATH_ENV = {"repro.datasets": "REPRO_DATASET_PATH"}
+#: the name prefix of a module found through :data:`PLUGIN_PATH_ENV`, hashed from its file
+_FILE = "file:"
+
+
+def plugin_path_folders(package: str) -> list[Path]:
+    """The folders ``$REPRO_DATASET_PATH`` (or the package's variable in :data:`PLUGIN_PATH_ENV`) adds to
+    ``package``'s registry, as absolute paths (none when it is unset)."""
+    env = PLUGIN_PATH_ENV.get(package)
+    value = os.environ.get(env, "") if env else ""
+    return [Path(os.path.abspath(f)) for f in value.split(os.pathsep) if f]
 
 
 def _plugin_modules(tree: ast.AST) -> set[str]:
     """Every module of the packages a registry scans at run time, named by its module-level
-    ``__plugin_packages__ = ("repro.pkg", ...)``: code found without an import statement is trial code too."""
+    ``__plugin_packages__ = ("repro.pkg", ...)``: code found without an import statement is trial code too,
+    and so is every module in the folders of the package's :data:`PLUGIN_PATH_ENV` (``file:<path>``)."""
     names: set[str] = set()
     for node in getattr(tree, "body", []):
         if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__plugin_packages__"
@@ -104,8 +121,15 @@ def _plugin_modules(tree: ast.AST) -> set[str]:
             for elt in node.value.elts:
                 if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
                     spec = importlib.util.find_spec(elt.value)
-                    for info in pkgutil.iter_modules(spec.submodule_search_locations or [] if spec else []):
+                    extra = plugin_path_folders(elt.value)
+                    own = [p for p in (spec.submodule_search_locations or [] if spec else [])
+                           if Path(os.path.abspath(p)) not in extra]   # the registry may have added them already
+                    for info in pkgutil.iter_modules(own):
                         names.add(f"{elt.value}.{info.name}")
+                    for folder in extra:
+                        for info in pkgutil.iter_modules([str(folder)]):
+                            if not info.ispkg:
+                                names.add(f"{_FILE}{folder / (info.name + '.py')}")
     return names
 
 
@@ -136,6 +160,14 @@ class _StripImportPaths(ast.NodeTransformer):
 def _module_code(name: str) -> tuple[str, set[str]]:
     """One parse of a module: the sha256 of its code (its AST without comments or repro import paths)
     and the ``repro`` modules it imports. A module without Python source is hashed by name."""
+    if name.startswith(_FILE):   # a module of $REPRO_DATASET_PATH: its file's code (unreadable: its bytes' absence)
+        path = Path(name[len(_FILE):])
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+            return hashlib.sha256(b"unreadable:" + path.name.encode()).hexdigest(), set()
+        return hashlib.sha256(ast.dump(_StripImportPaths().visit(tree)).encode()).hexdigest(), \
+            _imported_modules(tree, "repro.datasets")
     spec = importlib.util.find_spec(name)
     if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
         return hashlib.sha256(name.encode()).hexdigest(), set()
@@ -159,28 +191,53 @@ def _trial_code_digests(module_name: str) -> dict[str, str]:
     return digests
 
 
-@cache
+def _plugin_stamp() -> tuple[tuple[str, int, int], ...]:
+    """(file, mtime, size) of every module in the :data:`PLUGIN_PATH_ENV` folders: part of the memo key of the
+    code hashes below, so setting the variable or editing such a module in a running process is seen."""
+    stamp = []
+    for package in PLUGIN_PATH_ENV:
+        for folder in plugin_path_folders(package):
+            for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+                try:
+                    st = path.stat()
+                except OSError:
+                    continue
+                stamp.append((str(path), st.st_mtime_ns, st.st_size))
+    return tuple(stamp)
+
+
 def trial_code_modules(module_name: str) -> tuple[str, ...]:
-    """The study module and every ``repro`` module it imports, transitively (report/plot modules excluded)."""
+    """The study module and every ``repro`` module it imports, transitively (report/plot modules excluded), and the
+    modules found through ``$REPRO_DATASET_PATH`` when it imports the dataset registry (``file:<path>``)."""
+    return _trial_code_modules(module_name, _plugin_stamp())
+
+
+@cache
+def _trial_code_modules(module_name: str, _stamp: tuple[Any, ...]) -> tuple[str, ...]:
     return tuple(sorted(_trial_code_digests(module_name)))
 
 
-@cache
 def code_hash(module_name: str) -> str:
     """Content hash of a module's trial code: the module and every ``repro`` module it imports, transitively.
 
     Lazy imports count; ``*_report`` modules and :mod:`repro.plotting` do not, since they only draw saved
-    results. Each module contributes the sha256 of its syntax tree with the paths of its ``repro``
-    imports blanked, and the digests are combined in sorted order, so:
+    results. A registry's plugin folders count too: a dataset module found through ``$REPRO_DATASET_PATH`` is
+    part of the code of every study that loads datasets, so editing it (or running without it) never serves
+    the trials computed with another version. Each module contributes the sha256 of its syntax tree with the
+    paths of its ``repro`` imports blanked, and the digests are combined in sorted order, so:
 
     * editing any library function a study uses recomputes that study's trials (no stale cache);
     * moving or renaming a module, reformatting it or editing comments invalidates nothing.
     """
+    return _code_hash(module_name, _plugin_stamp())
+
+
+@cache
+def _code_hash(module_name: str, _stamp: tuple[Any, ...]) -> str:
     digests = sorted(_trial_code_digests(module_name).values())
     return hashlib.sha256("\n".join(digests).encode()).hexdigest()[:16]
 
 
-@cache
 def code_version(module_name: str, version: str) -> str:
     """Version of a study's trial code: repro version, the study's declared ``version``
     (:class:`repro.engine.study.Study`) and :func:`code_hash` of its module."""
@@ -302,3 +359,9 @@ def shared_value(cache_dir: str | os.PathLike[str] | None, namespace: str, key: 
     if refresh:
         _REFRESHED.add(digest)
     return value
+
+
+# the memos' cache_clear, where tests reset them
+trial_code_modules.cache_clear = _trial_code_modules.cache_clear  # type: ignore[attr-defined]
+code_hash.cache_clear = _code_hash.cache_clear  # type: ignore[attr-defined]
+code_version.cache_clear = _code_hash.cache_clear  # type: ignore[attr-defined]

@@ -56,11 +56,14 @@ class Claim:
     source: str
     threshold: float | tuple[float, ...] | None = None
     description: str = ""
+    #: names of values the report supplies (``evaluate(values=...)``), declared so the loader knows every name
+    values: tuple[str, ...] = ()
 
 
-#: the summary's leading columns; the others (after them) are the typed parameter columns rows are ordered by
+#: the summary's leading columns, and the one-run audit's (``repro run --audit`` adds them beside ``eps_label``);
+#: the others are the typed parameter columns rows are ordered by
 _LEADING = ("result_id", "method", "setting", "metric", "n", "mean", "std", "paper", "diff", "tolerance",
-            "within", "paper_source")
+            "within", "comparable", "paper_source", "condition", "audited_epsilon", "audit")
 
 #: the operators of the language, by node type, as numpy's element-wise functions (resolved when a claim is
 #: judged, so loading experiment files never imports numpy: `repro list` stays light)

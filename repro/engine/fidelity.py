@@ -1,12 +1,12 @@
 """The fidelity dashboard: one table over every result — its declared status, what its saved full-profile
 run measured, and the reason for each miss (issue 22).
 
-Each experiment file declares its status in a ``[fidelity]`` table (schema: :func:`repro.engine.spec._parse_fidelity`):
+Each experiment file declares its status in a ``[fidelity]`` table (schema: :func:`repro.engine.schema._parse_fidelity`):
 
 .. code-block:: toml
 
     [fidelity]
-    status = "partial"                # one of repro.engine.spec.FIDELITY_STATUSES
+    status = "partial"                # one of repro.engine.schema.FIDELITY_STATUSES
     detail = "9/12 inferred file"     # short words shown beside the status (optional)
     miss = "data not public"          # why it is not (fully) reproduced: erratum, data not public, hardware, ...
     reason = "the authors' Credit Card file is not public; ours is an inferred reconstruction"
@@ -69,7 +69,7 @@ def measured(spec: ExperimentSpec, results: Path | Sequence[Path] | None) -> tup
     directory = _saved_run(spec, results)
     if directory is None:
         return NOT_RUN, None
-    from repro.engine.results import ResultBundle, report_hook, verdict_counts
+    from repro.engine.results import ResultBundle, not_comparable, report_hook, verdict_counts, verdict_line
 
     bundle = ResultBundle.load(spec, directory)
     ok, judged = verdict_counts(bundle.summary)
@@ -77,9 +77,10 @@ def measured(spec: ExperimentSpec, results: Path | Sequence[Path] | None) -> tup
     text = hook(bundle) if hook is not None else None
     if text is not None:  # the study judges its own run (e.g. errata excluded): the dashboard does not re-judge
         return text, None
-    if not judged:
+    if not judged and not not_comparable(bundle.summary)[0]:
         return "ran; no numeric paper values", None
-    return f"{ok} of {judged} paper comparisons within tolerance", ok == judged
+    # the one rule of the summary: values whose conditions the run does not meet are counted apart, never judged
+    return verdict_line(bundle.summary), (ok == judged) if judged else None
 
 
 def fidelity_rows(specs: Mapping[str, ExperimentSpec], results: Path | Sequence[Path] | None, *,

@@ -12,11 +12,19 @@ import pandas as pd
 
 from repro.engine.cache import atomic_write_text
 from repro.engine.citations import resolve as resolve_citations
-from repro.engine.results import ResultBundle, honour_umask, report_hook, verdict_counts
+from repro.engine.results import (
+    NOT_COMPARABLE,
+    ResultBundle,
+    honour_umask,
+    not_comparable,
+    report_hook,
+    verdict_counts,
+    verdict_line,
+)
 from repro.engine.spec import ExperimentSpec
-from repro.errors import NoResultsError
+from repro.errors import InvalidParameterError, NoResultsError
 
-__all__ = ["comparison_rows", "find_bundles", "format_markdown", "format_text", "render_report",
+__all__ = ["NOT_COMPARABLE", "comparison_rows", "verdict_line", "find_bundles", "format_markdown", "format_text", "render_report",
            "smoke_verdicts_shown", "write_report", "verdict_counts"]
 
 #: kinds whose smoke profile computes the same exact quantities as full (on coarser grids), so
@@ -51,8 +59,9 @@ def smoke_verdicts_shown(spec: ExperimentSpec) -> bool:
 def comparison_rows(summary: pd.DataFrame, *, only_paper: bool = False, verdicts: bool = True) -> list[list[str]]:
     """Rows of the paper-vs-ours table (strings), one per summary row.
 
-    ``verdicts=False`` leaves the ``within`` column as "n/a" (smoke runs of statistical results,
-    whose numbers are not comparable to the paper's).
+    A row whose run does not meet its reference's conditions (``comparable`` false) shows the paper's value as
+    context and the verdict "not comparable (<first differing condition>)". ``verdicts=False`` (results saved
+    before the ``comparable`` column, smoke runs) leaves the ``within`` column as "n/a".
     """
     rows = []
     for r in summary.itertuples(index=False):
@@ -60,10 +69,14 @@ def comparison_rows(summary: pd.DataFrame, *, only_paper: bool = False, verdicts
         if only_paper and not has_paper:
             continue
         ours = f"{_num(r.mean)} ± {_num(r.std)} (n={int(r.n)})"
+        context = str(getattr(r, "comparable", "")).lower() == "false"
+        reason = getattr(r, "condition", None)
+        verdict = (f"{NOT_COMPARABLE} ({reason})" if isinstance(reason, str) and reason else NOT_COMPARABLE) \
+            if context else _within(r.within) if verdicts or not has_paper else "n/a"
         rows.append([str(r.method) if isinstance(r.method, str) else "", str(r.setting) if isinstance(r.setting, str) else "",
                      r.metric, _num(r.paper) if has_paper else "", ours,
-                     _num(r.diff) if has_paper else "", _num(r.tolerance) if has_paper else "",
-                     _within(r.within) if verdicts or not has_paper else "n/a"])
+                     _num(r.diff) if has_paper and not context else "",
+                     _num(r.tolerance) if has_paper and not context else "", verdict])
     return rows
 
 
@@ -115,21 +128,92 @@ def authors_blob_verdict(key: str, blob: str | None) -> str | None:
 
 
 def _verdicts_shown(bundle: ResultBundle) -> bool:
+    """False only for results saved before the ``comparable`` column, at smoke (their verdicts were hidden);
+    every newer summary says per row whether its paper value is comparable."""
+    if "comparable" in bundle.summary:
+        return True
     return bundle.profile != "smoke" or smoke_verdicts_shown(bundle.spec)
 
 
 def _verdict_text(bundle: ResultBundle) -> str:
     ok, judged = verdict_counts(bundle.summary)
-    if not judged:
-        return "no numeric paper values to compare (see the notes)"
-    if not _verdicts_shown(bundle):
-        return (f"not judged: smoke profile ({judged} paper values; smoke numbers are not comparable to the "
-                "paper's, run `--profile full`)")
+    line = verdict_line(bundle.summary, hidden=not _verdicts_shown(bundle))
+    if not judged or not _verdicts_shown(bundle):
+        return line
     own = report_hook(bundle.spec, "fidelity_verdict")
     text = own(bundle) if own is not None else None
     if text:  # the study's own reading (e.g. DP-FERMI: primary setting, released errata excluded)
-        return f"{text} [all rows of the table: {ok} of {judged}]"
-    return f"{ok} of {judged} paper comparisons within tolerance"
+        context, reason = not_comparable(bundle.summary)
+        also = f"; {context} {NOT_COMPARABLE}: {reason}" if context else ""
+        return f"{text} [all rows of the table: {ok} of {judged}{also}]"
+    return line
+
+
+def claims_lines(bundle: ResultBundle) -> list[str]:
+    """The run's ``[[claims]]`` (repro/engine/claims.py) judged on its summary: one table row per claim with its
+    verdict (holds, does not hold, not evaluable: the run did not compute what it speaks of), so no declared claim
+    is missing from the report whatever the study's own text says."""
+    if not bundle.spec.claims:
+        return []
+    from repro.engine.claims import evaluate_all
+
+    verdicts = evaluate_all(bundle.spec.claims, bundle.summary, params=bundle.run.get("params", {}))
+    words = {True: "holds", False: "does NOT hold", None: "not evaluable on this run"}
+    rows = [[c.name, f"`{c.expr}`", words[verdicts[c.name]], resolve_citations(c.source)] for c in bundle.spec.claims]
+    return [f"**Claims** (judged on this run's summary, profile `{bundle.profile}`):", "",
+            format_markdown(rows, ["claim", "expression", "verdict", "source"]), ""]
+
+
+def _count(x: Any) -> str:
+    """An integer count with thousands separators ("" when missing)."""
+    try:
+        return f"{int(float(x)):,}" if math.isfinite(float(x)) else ""
+    except (TypeError, ValueError):
+        return ""
+
+
+def _cell_text(x: Any) -> str:
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else str(x)
+
+
+#: the header of the one-run audit's table in the report and on the site
+AUDIT_HEADER = ["method", "cell", "claimed ε (label)", "audited ε (lower bound)", "audited / claimed", "canaries",
+                "correct / guesses", "relation"]
+
+
+def one_run_audit(bundle: ResultBundle) -> tuple[list[list[str]], int]:
+    """(rows of the audited cells, number of cells not audited) of the run's one-run audit
+    (``tables/one_run_audit.csv``, written by ``repro run ID --audit``); ([], 0) for a run that was not audited.
+    Columns a table lacks are shown empty."""
+    table = bundle.table("one_run_audit", None)
+    if table is None or table.empty or "status" not in table:
+        return [], 0
+    audited = table["status"].astype(str).str.startswith("audited")
+    rows = []
+    for r in table[audited].to_dict("records"):
+        cell = r.get("setting") if isinstance(r.get("setting"), str) else f"data={r.get('data')}"
+        conf = r.get("confidence")
+        bound = _num(r.get("audited_epsilon"), 3) + (f" ({float(conf):.0%})" if isinstance(conf, float)
+                                                     and math.isfinite(conf) else "")
+        rows.append([str(r.get("method")), str(cell), f"{_num(r.get('epsilon'), 4)} ({r.get('label')})", bound,
+                     _num(r.get("ratio"), 2), _count(r.get("canaries")),
+                     f"{_count(r.get('correct'))} / {_count(r.get('guesses'))}", _cell_text(r.get("relation"))])
+    return rows, int((~audited).sum())
+
+
+def audit_lines(bundle: ResultBundle) -> list[str]:
+    """The report's block of a run audited by ``repro run ID --audit`` (empty for a run that was not)."""
+    rows, skipped = one_run_audit(bundle)
+    if not rows and not skipped:
+        return []
+    lines = ["**One-run privacy audit** (`repro run --audit`: Steinke, Nasr & Jagielski 2023, white-box, one "
+             "training run per cell at its own n, q, T and noise; the audited ε is a lower bound on the run's true "
+             "ε beside the claimed one; docs/privacy-audit.md):", ""]
+    if rows:
+        lines += [format_markdown(rows, AUDIT_HEADER), ""]
+    if skipped:
+        lines += [f"{skipped} other privacy cell(s) not audited (reasons in `tables/one_run_audit.csv`).", ""]
+    return lines
 
 
 def _overrides_text(run: dict[str, Any]) -> str:
@@ -148,14 +232,33 @@ def _with_text(bundle: ResultBundle) -> str:
     return f"--with (run {name.split('+with-', 1)[1]})" if "+with-" in name else ""
 
 
-def run_label(bundle: ResultBundle) -> str:
-    """What tells runs of one experiment apart: profile, variant, ``--set`` overrides and ``--with`` methods."""
-    parts = [f"profile {bundle.profile or '?'}", f"variant {bundle.variant or '?'}"]
-    if _overrides_text(bundle.run):
-        parts.append(_overrides_text(bundle.run))
+def departures(bundle: ResultBundle) -> list[str]:
+    """What a run changed from its profile as the experiment file declares it, in words: another variant,
+    number of seeds or base seed, ``--set`` overrides, ``--with`` methods (empty for the profile's own run)."""
+    spec, run = bundle.spec, bundle.run
+    parts = []
+    if bundle.variant and bundle.variant != spec.default_variant:
+        parts.append(f"variant {bundle.variant}")
+    seeds = run.get("seeds")
+    try:
+        declared = spec.profile(bundle.profile).seeds if bundle.profile else None
+    except InvalidParameterError:   # a profile the file no longer declares: say nothing rather than guess
+        declared = None
+    if seeds is not None and declared is not None and seeds != declared:
+        parts.append(f"seeds {seeds}")
+    if run.get("base_seed") not in (None, spec.base_seed):
+        parts.append(f"base seed {run['base_seed']}")
+    if _overrides_text(run):
+        parts.append(_overrides_text(run))
     if _with_text(bundle):
         parts.append(_with_text(bundle))
-    return ", ".join(parts)
+    return parts
+
+
+def run_label(bundle: ResultBundle) -> str:
+    """What tells runs of one experiment apart: the profile, then what the run changed from it (e.g.
+    "profile smoke, seeds 8" or "profile full, variant strict, --set data=clean")."""
+    return ", ".join([f"profile {bundle.profile or '?'}", *departures(bundle)])
 
 
 def section_key(bundle: ResultBundle) -> str:
@@ -203,6 +306,9 @@ def render_bundle(bundle: ResultBundle, relative_to: Path) -> str:
     hook = report_hook(spec, "report_markdown")
     if hook is not None:
         lines += [hook(bundle).strip(), ""]
+    else:   # a study's report text judges its claims itself (tests/core/test_claims_load.py checks it does)
+        lines += claims_lines(bundle)
+    lines += audit_lines(bundle)
     if spec.notes.strip():
         lines += ["**Notes.** " + resolve_citations(spec.rendered_notes().strip()), ""]
     figures = bundle.figures()
@@ -225,7 +331,9 @@ _HEAD = ["# repro: reproduction report", "",
 
 def index_row(bundle: ResultBundle) -> str:
     ok, judged = verdict_counts(bundle.summary)
-    cell = (f"{ok}/{judged}" if _verdicts_shown(bundle) else "not judged (smoke)") if judged else "n/a"
+    context, _ = not_comparable(bundle.summary)
+    cell = (f"{ok}/{judged}" if _verdicts_shown(bundle) else "not judged (smoke)") if judged else \
+        NOT_COMPARABLE if context else "n/a"
     return (f"| [{bundle.spec.id}](#{anchor(section_key(bundle))}) | {run_label(bundle)} | {cell} | "
             f"{bundle.run.get('wall_seconds')} |")
 
@@ -261,23 +369,30 @@ def render_report(bundles: Sequence[ResultBundle], out: Path,
     return "\n".join(lines)
 
 
-def write_report(specs: Sequence[ExperimentSpec], out: Path, only: bool = False) -> Path:
+def write_report(specs: Sequence[ExperimentSpec], out: Path, only: bool = False,
+                 bundles: Sequence[ResultBundle] | None = None) -> Path:
     """Write ``<out>/REPORT.md`` for every completed run of ``specs``; return its path.
 
     ``only=True`` (``repro report ID…``) updates the sections of ``specs`` in an existing report and
-    keeps every other section as it was; otherwise the report is written anew.
+    keeps every other section as it was; otherwise the report is written anew. ``bundles`` (``repro report ID
+    --seeds 8``: one addressed run) updates only those runs' sections and keeps every other one.
     """
-    bundles = find_bundles(specs, out)
-    if not bundles:
-        ids = [s.id for s in specs]
-        named = " ".join(ids) if len(ids) <= 3 else "ID"
-        raise NoResultsError(f"no completed results under {out} for {', '.join(ids)}; run `repro run {named}` first")
     path = Path(out) / "REPORT.md"
     keep: dict[str, tuple[str, str]] = {}
-    if only and path.exists():  # `repro report ID`: replace ID's sections, keep the others as they were
-        ids = {s.id for s in specs}
-        keep = {k: v for k, v in parse_report(path.read_text(encoding="utf-8")).items()
-                if k.split("/", 1)[0] not in ids}
+    if bundles is not None:
+        keys = {section_key(b) for b in bundles}
+        if path.exists():
+            keep = {k: v for k, v in parse_report(path.read_text(encoding="utf-8")).items() if k not in keys}
+    else:
+        bundles = find_bundles(specs, out)
+        if not bundles:
+            ids = [s.id for s in specs]
+            named = " ".join(ids) if len(ids) <= 3 else "ID"
+            raise NoResultsError(f"no completed results under {out} for {', '.join(ids)}; run `repro run {named}` first")
+        if only and path.exists():  # `repro report ID`: replace ID's sections, keep the others as they were
+            ids = {s.id for s in specs}
+            keep = {k: v for k, v in parse_report(path.read_text(encoding="utf-8")).items()
+                    if k.split("/", 1)[0] not in ids}
     from repro.engine.fidelity import render_dashboard
     from repro.engine.spec import load_all
 

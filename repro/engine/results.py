@@ -5,10 +5,15 @@ Files (columns documented in the README):
 - ``trials.csv``: one row per trial record (result_id, method, setting, repetition, the cell's
   parameters, the metrics, seconds, cached).
 - ``summary.csv``: one row per (method, setting, metric) with the leading columns
-  ``result_id, method, setting, metric, n, mean, std, paper, diff, tolerance, within``.
+  ``result_id, method, setting, metric, n, mean, std, paper, diff, tolerance, within, comparable, paper_source,
+  condition``, then ``dataset`` and the other typed index columns. ``comparable`` is false where the run does not
+  meet the conditions of the row's paper value (repro/engine/references.py): ``paper`` is context,
+  ``diff``/``tolerance``/``within`` are empty, and ``condition`` names the first condition that differs.
 - ``tables/<name>.csv``: extra tables returned by trials (per-hypothesis tables, curves...).
 - figures as ``<stem>.png`` and ``<stem>.pdf``.
-- ``run.json``: command, config, versions, git commit, wall time, dataset sha256s, status.
+- ``run.json``: command, config, versions, git commit, wall time, status, and the datasets that ran
+  (``datasets``: per dataset and data mode, its module, the module's and the raw files' sha256;
+  ``datasets_sha256``: the raw files of those datasets, and the authors' rebuilt files by git blob).
 
 A run is written into a temporary sibling folder and moved into place only when complete, with
 ``run.json`` written last, so an interrupted run never leaves a result that looks complete.
@@ -28,6 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -42,7 +48,7 @@ from repro.engine.spec import ExperimentSpec
 from repro.engine.user_method import USER_KEY
 from repro.errors import InvalidParameterError, NoResultsError
 
-__all__ = ["ResultBundle", "check_output_dir", "clean_stale_partials", "result_dir", "run_dir", "write_results",
+__all__ = ["ResultBundle", "check_output_dir", "not_comparable", "verdict_counts", "verdict_line", "figure_mark", "NOT_COMPARABLE", "clean_stale_partials", "result_dir", "run_dir", "write_results",
            "software_versions", "git_commit"]
 
 _VERSIONED = ("numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "matplotlib", "dp-accounting",
@@ -93,6 +99,51 @@ def user_method_refs(spec: ExperimentSpec, profile: str) -> list[dict[str, str]]
             method = resolve(str(cell[USER_KEY]))
             out.append({"key": method.key, "method": method.name, "reference": method.ref, "sha256": method.sha256})
     return [{k: v for k, v in m.items() if k != "key"} for m in out]
+
+
+def datasets_ran(spec: ExperimentSpec, config: Any) -> list[dict[str, Any]]:
+    """The datasets a run of ``spec`` under ``config`` loaded, one entry per (dataset, data mode), for run.json:
+    the dataset's name, its data mode (None: the study's only one), the module that declares it (its file path
+    relative to the ``$REPRO_DATASET_PATH`` folder holding it, else its module name), that file's sha256, and the
+    sha256 of each raw source file it reads in the data cache now (None: not cached). A ``dataset`` value that
+    names no registered dataset (a study's own choice of data) is not listed."""
+    from repro.datasets import registry
+    from repro.datasets.store import dataset_checksums
+    from repro.engine.cache import plugin_path_folders
+    from repro.errors import ReproError
+
+    overrides = spec.coerce_overrides(config.overrides) if config.overrides else {}
+    fixed = spec.fixed_params(config.profile, overrides)
+    pairs: list[tuple[Any, Any]] = []
+    for cell in spec.expand_cells(config.profile, overrides):
+        pair = (cell.get("dataset", fixed.get("dataset")), cell.get("data", fixed.get("data")))
+        if pair not in pairs:
+            pairs.append(pair)
+    out = []
+    for name, data in pairs:
+        if not isinstance(name, str):
+            continue
+        try:
+            entry = registry.get_dataset(name)
+        except (ReproError, RuntimeError):
+            continue
+        found = importlib.util.find_spec(entry.module)
+        path = Path(found.origin) if found is not None and found.origin else None
+        module = entry.module
+        for folder in plugin_path_folders("repro.datasets"):
+            if path is not None and path.resolve().is_relative_to(folder.resolve()):
+                module = f"$REPRO_DATASET_PATH/{path.resolve().relative_to(folder.resolve()).as_posix()}"
+        sources = list(entry.sources)
+        if data == "authors" and entry.authors is not None:
+            sources += [n for n in entry.authors.sources if n not in sources]
+        try:
+            hashes = dataset_checksums(sources)
+        except ReproError:
+            hashes = {n: None for n in sources}
+        out.append({"dataset": name, "data": data, "module": module,
+                    "module_sha256": hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else None,
+                    "sources_sha256": hashes})
+    return out
 
 
 def check_output_dir(out: Path) -> Path:
@@ -247,6 +298,42 @@ def verdict_counts(summary: pd.DataFrame) -> tuple[int, int]:
     return ok, len(judged)
 
 
+def not_comparable(summary: pd.DataFrame) -> tuple[int, str]:
+    """(number of rows whose paper value is context only, the first such row's differing condition): the rows a
+    reference applies to whose run does not meet its conditions (repro/engine/references.py)."""
+    if "comparable" not in summary:
+        return 0, ""
+    rows = summary[summary["comparable"].astype(str).str.lower().eq("false")]
+    if rows.empty:
+        return 0, ""
+    reason = rows["condition"].dropna().astype(str) if "condition" in rows else pd.Series(dtype=str)
+    return len(rows), (reason.iloc[0] if not reason.empty else "")
+
+
+#: the verdict of a row whose run does not meet its reference's conditions (repro/engine/references.py)
+NOT_COMPARABLE = "not comparable"
+
+
+def verdict_line(summary: pd.DataFrame, *, hidden: bool = False) -> str:
+    """One line on a run's paper comparisons: how many lie within tolerance, and how many paper values are
+    context only (the run does not meet their conditions), with the first reason. ``hidden``: results saved
+    before the ``comparable`` column whose verdicts were not meant to be read (smoke)."""
+    ok, judged = verdict_counts(summary)
+    context, reason = not_comparable(summary)
+    n_paper = int(summary["paper"].notna().sum()) if "paper" in summary else 0
+    parts = []
+    if judged and hidden:
+        parts.append(f"not judged: smoke profile ({judged} paper values; run `--profile full`)")
+    elif judged:
+        parts.append(f"{ok} of {judged} paper comparisons within tolerance")
+    if context:
+        parts.append(f"{context} paper values {NOT_COMPARABLE} (shown as context: {reason})")
+    shown = n_paper - judged - context
+    if shown > 0:
+        parts.append(f"{shown} paper values shown (no tolerance declared: none is judged)")
+    return "; ".join(parts) if parts else "no numeric paper values to compare (see the notes)"
+
+
 def report_module_name(spec: ExperimentSpec) -> str:
     """The module holding a study's ``plot`` and ``report_markdown``: ``<study>_report`` beside the
     study when it exists (it imports the study, never the reverse), else the study module itself."""
@@ -259,8 +346,53 @@ def report_hook(spec: ExperimentSpec, name: str) -> Any:
     return getattr(importlib.import_module(report_module_name(spec)), name, None)
 
 
+def figure_mark(bundle: ResultBundle) -> str | None:
+    """The words every figure of ``bundle`` carries when its paper values are not comparable (the same rule as
+    the summary: repro/engine/references.py), or None: a run at a profile its file does not judge (smoke: a
+    wiring check) or whose rows do not meet their references' conditions shows the paper's points as context."""
+    context, reason = not_comparable(bundle.summary)
+    judged = bundle.spec.reference_defaults.profiles
+    if bundle.profile and bundle.profile not in judged:
+        what = ("smoke profile: wiring check, not a reproduction" if bundle.profile == "smoke"
+                else f"{bundle.profile} profile: a reduced run, not the paper's configuration")
+        return what + ("; paper points are context only" if bundle.spec.references else "")
+    n_paper = int(bundle.summary["paper"].notna().sum()) if "paper" in bundle.summary else 0
+    if context and context < n_paper:
+        return f"{context} of {n_paper} paper values not comparable ({reason}): those points are context only"
+    if context:
+        return f"not comparable to the paper ({reason}); paper points are context only"
+    return None
+
+
+@contextmanager
+def _marked(text: str | None) -> Any:
+    """While the study draws: every figure it saves carries ``text`` above its top, and above its suptitle (red,
+    boxed; the studies save with a tight bounding box, which grows to hold it)."""
+    if text is None:
+        yield
+        return
+    from matplotlib.figure import Figure
+
+    original = Figure.savefig
+
+    def savefig(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not getattr(self, "_repro_marked", False):
+            top = max([1.0, *(t.get_position()[1] + 0.04 for t in self.texts if t.get_position()[1] >= 0.9)])
+            self.text(0.5, top, text, ha="center", va="bottom", fontsize=9, color="#b00000", weight="bold",
+                      bbox={"facecolor": "white", "edgecolor": "#b00000", "pad": 2})   # above it: a tight save grows
+            self._repro_marked = True
+        return original(self, *args, **kwargs)
+
+    Figure.savefig = savefig  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Figure.savefig = original  # type: ignore[method-assign]
+
+
 def draw_figures(bundle: ResultBundle, outdir: Path) -> list[Path]:
-    """Call the study's ``plot`` on saved results (no-op if the study has no figures)."""
+    """Call the study's ``plot`` on saved results (no-op if the study has no figures); a figure whose paper
+    values are not comparable carries :func:`figure_mark` across its top."""
     plot = report_hook(bundle.spec, "plot")
     if plot is None:
         return []
@@ -270,7 +402,8 @@ def draw_figures(bundle: ResultBundle, outdir: Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     try:
-        return list(plot(bundle, outdir))
+        with _marked(figure_mark(bundle)):
+            return list(plot(bundle, outdir))
     finally:
         plt.close("all")
 
@@ -322,6 +455,7 @@ def write_results(outcome: Any, *, command: str, dataset_sha256: dict[str, str])
             "platform": f"{platform.system()} {platform.machine()}",
             "argv": sys.argv,
             "datasets_sha256": dataset_sha256,
+            "datasets": datasets_ran(spec, config),
             "experiment_file": spec.path.name if spec.path else None,
             "with": user_method_refs(spec, config.profile),
         }

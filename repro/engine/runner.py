@@ -43,20 +43,22 @@ from repro.engine.backends import (
 from repro.engine.cache import TrialCache, code_version
 from repro.engine.domains import check_rules
 from repro.engine.identity import TrialKey, canonical_json
-from repro.engine.spec import ExperimentSpec, Reference, format_setting, study_of, validate_param
+from repro.engine.references import FULL, RunFacts, find_reference, mismatch
+from repro.engine.spec import ExperimentSpec, format_setting, study_of, validate_param
 from repro.engine.study import load_study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.engine.warnings_capture import capture as capture_warnings
 from repro.engine.warnings_capture import summary_lines
 from repro.errors import InvalidParameterError, ReproError, TrialFailedError
 
-__all__ = ["BACKENDS", "MAX_TRIALS", "RunConfig", "RunOutcome", "TrialTask", "check_plan", "drop_inert_overrides",
-           "plan_estimate", "plan_size", "plan_trials", "run_experiment", "summarize", "SUMMARY_COLUMNS"]
+__all__ = ["BACKENDS", "MAX_TRIALS", "Plan", "RunConfig", "RunOutcome", "TrialTask", "build_plan", "check_plan",
+           "drop_inert_overrides", "plan_estimate", "plan_size", "plan_trials", "run_experiment", "run_facts",
+           "summarize", "SUMMARY_COLUMNS", "typed_config"]
 
 log = logging.getLogger(__name__)
 
 SUMMARY_COLUMNS = ["result_id", "method", "setting", "metric", "n", "mean", "std", "paper", "diff",
-                   "tolerance", "within"]
+                   "tolerance", "within", "comparable"]
 ProgressFn = Callable[[int, int], None]
 #: unit of a timing metric (wall or CPU seconds): kept in trials.csv, left out of summary.csv
 TIMING_UNIT = "s"
@@ -155,29 +157,36 @@ MAX_TRIALS = 1_000_000
 TRIAL_BYTES = 1024
 
 
+def typed_config(spec: ExperimentSpec, config: RunConfig) -> RunConfig:
+    """``config`` with its ``--set`` values typed for ``spec`` (:meth:`ExperimentSpec.coerce_overrides`), after a
+    key the experiment does not have is refused (its values have no type to check). Typed values pass through."""
+    settable = spec.settable_keys(config.profile)
+    for key in config.overrides:
+        if key not in settable:
+            raise InvalidParameterError(
+                f"--set {key}: {spec.id!r} has no parameter {key!r}; settable: {', '.join(sorted(settable))}"
+            )
+    return replace(config, overrides=spec.coerce_overrides(config.overrides))
+
+
 def plan_size(spec: ExperimentSpec, config: RunConfig) -> tuple[int, int, int]:
     """(trials, cells, seeds) of the run, counted before anything is built (:func:`plan_estimate`).
 
     Raises
     ------
     InvalidParameterError
-        When the count exceeds :data:`MAX_TRIALS`, or the estimated cost a bound of :mod:`repro.engine.cost`
-        (unless ``config.allow_large``): one line naming the key that drives it.
+        For a ``--set`` key the experiment does not have, when the count exceeds :data:`MAX_TRIALS`, or the
+        estimated cost a bound of :mod:`repro.engine.cost` (unless ``config.allow_large``): one line naming the
+        key that drives it.
     """
     est = plan_estimate(spec, config)
     return est.trials, est.cells, est.seeds
 
 
 def plan_estimate(spec: ExperimentSpec, config: RunConfig) -> cost.Estimate:
-    """The run's counts and estimated cost (:mod:`repro.engine.cost`), checked against the bounds; nothing
-    is planned: the cells are expanded once and the seeds multiply them."""
-    settable = spec.settable_keys(config.profile)
-    for key in config.overrides:   # an unknown key first: its values have no type to check
-        if key not in settable:
-            raise InvalidParameterError(
-                f"--set {key}: {spec.id!r} has no parameter {key!r}; settable: {', '.join(sorted(settable))}"
-            )
-    overrides = spec.coerce_overrides(config.overrides)
+    """The run's counts and estimated cost (:mod:`repro.engine.cost`), checked against the bounds and the
+    file's ``[domains]`` rules; nothing is planned: the cells are expanded once and the seeds multiply them."""
+    overrides = typed_config(spec, config).overrides   # unknown keys refused first; typed once
     cells = spec.expand_cells(config.profile, overrides)
     n_cells = len(cells)
     n_seeds = config.seeds or spec.profile(config.profile).seeds
@@ -216,27 +225,59 @@ def check_plan(spec: ExperimentSpec, config: RunConfig) -> dict[str, str]:
 
 def drop_inert_overrides(spec: ExperimentSpec, config: RunConfig) -> RunConfig:
     """``config`` without the ``--set`` keys that have no effect (:func:`check_plan`), each named in a warning, so
-    they make no results folder of their own."""
+    they make no results folder of their own; its overrides typed (:meth:`ExperimentSpec.coerce_overrides`)."""
+    config = replace(config, overrides=spec.coerce_overrides(config.overrides))
     inert = {k: why for k, why in check_plan(spec, config).items() if k in config.overrides}
     for key, why in inert.items():
         log.warning("--set %s has no effect on %s (%s); ignored: the results go to the folder of the run "
                     "without it", key, spec.id, why)
     if not inert:
         return config
-    return replace(config, overrides={k: v for k, v in config.overrides.items() if k not in inert})
+    return replace(config, overrides=config.overrides.without(inert))   # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A run planned once per command (:func:`build_plan`) and passed down: its config (``--set`` values typed,
+    the keys without effect dropped), size and tasks."""
+
+    spec: ExperimentSpec
+    config: RunConfig
+    variant: str
+    n_cells: int
+    n_seeds: int
+    tasks: list[TrialTask]
+
+    @property
+    def total(self) -> int:
+        return len(self.tasks)
+
+
+def build_plan(spec: ExperimentSpec, config: RunConfig, *, size: tuple[int, int, int] | None = None) -> Plan:
+    """Validate and plan a run of ``spec`` under ``config``: unknown keys, typed values and the trial count
+    (:func:`plan_size`; ``size``: its result, when the caller counted first), the study's check
+    (:func:`drop_inert_overrides`), then the tasks. Each step runs once; ``repro run`` builds the plan while it
+    validates every result, then runs it."""
+    variant = spec.check_variant(config.variant)
+    config = typed_config(spec, config)   # unknown keys, typed values (once: they pass through after)
+    if size is None:
+        size = plan_size(spec, config)   # the trial count
+    _, n_cells, n_seeds = size
+    config = drop_inert_overrides(spec, config)
+    return Plan(spec, config, variant, n_cells, n_seeds, _tasks(spec, config, variant))
 
 
 def plan_trials(spec: ExperimentSpec, config: RunConfig) -> list[TrialTask]:
-    """Expand grid × seeds into tasks (deterministic order: cells, then repetitions).
+    """Expand grid × seeds into tasks (deterministic order: cells, then repetitions): :func:`build_plan`'s tasks.
 
-    ``config.overrides`` must already be typed (:meth:`ExperimentSpec.coerce_overrides`, which
-    :func:`run_experiment` applies); the file's own values are typed here. Each task's
-    :class:`TrialKey` is the single source of its seed, its cache key and its summary group.
+    Each task's :class:`TrialKey` is the single source of its seed, its cache key and its summary group.
     """
-    variant = spec.check_variant(config.variant)
-    plan_size(spec, config)   # unknown keys, typed values, the trial count
+    return build_plan(spec, config).tasks
+
+
+def _tasks(spec: ExperimentSpec, config: RunConfig, variant: str) -> list[TrialTask]:
+    """The tasks of a checked ``config`` (typed overrides)."""
     overrides = spec.coerce_overrides(config.overrides)
-    check_plan(spec, config)
     fixed = spec.fixed_params(config.profile, overrides)
     cells = spec.expand_cells(config.profile, overrides)
     n_seeds = config.seeds or spec.profile(config.profile).seeds
@@ -398,9 +439,10 @@ def _keep_compiled_programs(config: RunConfig) -> None:
     os.environ.setdefault("REPRO_XLA_CACHE", str((config.cache_root / "xla").absolute()) if config.use_cache else "off")
 
 
-def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
+def run_experiment(spec: ExperimentSpec, config: RunConfig, *, plan: Plan | None = None,
                    progress: ProgressFn | None = None) -> RunOutcome:
-    """Run (or load from cache) every trial of ``spec`` under ``config`` and aggregate them.
+    """Run (or load from cache) every trial of ``spec`` under ``config`` and aggregate them; ``plan``: the run's
+    :func:`build_plan`, when the caller built it already (it is built here otherwise).
 
     Raises
     ------
@@ -409,12 +451,9 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
     """
     start = time.perf_counter()
     _keep_compiled_programs(config)
-    if config.overrides:  # typed once: every spelling of a value names the same trials and folder
-        config = replace(config, overrides=spec.coerce_overrides(config.overrides))
-        config = drop_inert_overrides(spec, config)
+    plan = plan if plan is not None else build_plan(spec, config)   # typed once: every spelling names the same trials
+    config, tasks, variant = plan.config, plan.tasks, plan.variant
     outputs = declared_outputs(spec)
-    tasks = plan_trials(spec, config)
-    variant = spec.check_variant(config.variant)
     cache = TrialCache(config.cache_root, spec.id, validate=_valid_entry)
     results: dict[int, tuple[TrialOutput, float, bool]] = {}
     pending = []
@@ -477,7 +516,7 @@ def run_experiment(spec: ExperimentSpec, config: RunConfig, *,
     if trials.empty:
         raise TrialFailedError(f"the {total} trials of {spec.id!r} returned no record; check the --set values "
                                f"(`repro show {spec.id}` lists them)")
-    summary = summarize(spec, trials, groups, outputs)
+    summary = summarize(spec, trials, groups, outputs, run=run_facts(spec, config))
     n_seeds = config.seeds or spec.profile(config.profile).seeds
     outcome = RunOutcome(spec, config, variant, n_seeds, trials, tables, summary,
                          time.perf_counter() - start, total, n_cached, dict(warning_counts))
@@ -591,15 +630,17 @@ def _to_float(v: Any) -> float:
     return float(v)
 
 
-def _find_reference(spec: ExperimentSpec, method: str, metric: str, params: Mapping[str, Any]) -> Reference | None:
-    for ref in spec.references:
-        if ref.metric == metric and ref.matches(method, params):
-            return ref
-    return None
+def run_facts(spec: ExperimentSpec, config: RunConfig | None = None) -> RunFacts:
+    """What the reference conditions read of a run under ``config`` (None: the ``full`` profile as declared)."""
+    if config is None:
+        return RunFacts(FULL, spec.default_variant, spec.profile(FULL).seeds, spec.fixed_params(FULL))
+    return RunFacts(config.profile, spec.check_variant(config.variant),
+                    config.seeds or spec.profile(config.profile).seeds,
+                    spec.fixed_params(config.profile, config.overrides))
 
 
 def summarize(spec: ExperimentSpec, trials: pd.DataFrame, groups: Sequence[tuple[str, str]],
-              outputs: DeclaredOutputs | None = None) -> pd.DataFrame:
+              outputs: DeclaredOutputs | None = None, *, run: RunFacts | None = None) -> pd.DataFrame:
     """One row per (method, index values, metric): n, mean, std (ddof=1; 0 when n=1) and the paper's value.
 
     Rows are grouped by ``groups``, each row's :meth:`TrialKey.group` (the method and the typed cell plus
@@ -611,18 +652,26 @@ def summarize(spec: ExperimentSpec, trials: pd.DataFrame, groups: Sequence[tuple
     Timing metrics (unit ``"s"``) are left out: they differ from run to run, and the summary must
     be byte-identical for any ``--jobs`` and backend; they stay in ``trials.csv``.
 
-    ``diff`` = mean − paper; ``within`` is |diff| ≤ tolerance (the reference's own tolerance, else
-    the metric's). ``paper``, ``diff``, ``tolerance`` and ``within`` are empty where the paper gives
-    no number. Extra column ``paper_source`` holds the reference's provenance.
+    ``run`` is what the run was (:func:`run_facts`; None: the ``full`` profile as declared). A paper value is
+    compared only where the run meets every condition of its reference (:func:`repro.engine.references.mismatch`):
+    ``comparable`` is True there, ``diff`` = mean − paper and ``within`` is |diff| ≤ tolerance (the reference's
+    own tolerance, else the metric's). Where it does not, ``comparable`` is False, ``paper`` is kept as context,
+    ``diff``, ``tolerance`` and ``within`` are empty and ``condition`` names the first condition that differs
+    (``dataset: credit-card ≠ adult``). All of them are empty where the paper gives no number. ``dataset`` is the
+    row's dataset (its cell's, else the run's; empty for results without one); ``paper_source`` holds the
+    reference's provenance.
     """
     outputs = outputs or declared_outputs(spec)
-    lead = [*SUMMARY_COLUMNS, "paper_source"]
+    run = run or run_facts(spec)
+    lead = [*SUMMARY_COLUMNS, "paper_source", "condition"]
     if trials.empty:
         return pd.DataFrame(columns=lead)
     value_cols = [c for c in outputs.values if c in trials.columns]
     index_cols = [c for c in trials.columns if c not in
                   {"result_id", "method", "setting", "repetition", "seconds", "cached", *spec.metric_names,
                    *value_cols}]
+    if "dataset" not in index_cols:   # the run's one dataset: the first index column (constant, so ordering keeps)
+        index_cols.insert(0, "dataset")
     if len(groups) != len(trials):
         raise ValueError(f"summarize: {len(groups)} groups for {len(trials)} trial rows")
     labels = pd.Series([canonical_json(list(g)) for g in groups], index=trials.index)
@@ -630,8 +679,10 @@ def summarize(spec: ExperimentSpec, trials: pd.DataFrame, groups: Sequence[tuple
     for _, group in trials.groupby(labels, sort=False):
         method = group["method"].iloc[0]
         first = group.iloc[0]
-        params = {c: first[c] for c in index_cols if _present(first[c])}
-        extra = {c: _plain(first[c]) if _present(first[c]) else None for c in index_cols}
+        params = {c: first[c] for c in index_cols if c in group and _present(first[c])}
+        dataset = params.get("dataset", run.fixed.get("dataset"))
+        extra = {c: _plain(first[c]) if c in group and _present(first[c]) else None for c in index_cols}
+        extra["dataset"] = _plain(dataset) if dataset is not None else None
         for c in value_cols:
             col = group[c]
             same = col.map(lambda v: canonical_json(_plain(v)) if _present(v) else "").nunique() == 1
@@ -645,14 +696,18 @@ def summarize(spec: ExperimentSpec, trials: pd.DataFrame, groups: Sequence[tuple
                 continue
             mean = float(values.mean())
             std = float(values.std(ddof=1)) if values.size > 1 else 0.0
-            ref = _find_reference(spec, str(method), metric, params)
+            ref = find_reference(spec.references, str(method), metric, params)
             row: dict[str, Any] = {"result_id": spec.id, "method": method, "setting": first["setting"],
                                    "metric": metric, "n": int(values.size), "mean": mean, "std": std, "paper": None,
-                                   "diff": None, "tolerance": None, "within": None, "paper_source": None}
-            if ref is not None:
+                                   "diff": None, "tolerance": None, "within": None, "comparable": None,
+                                   "paper_source": None, "condition": None}
+            differs = None if ref is None else mismatch(spec, ref, run, params)
+            if ref is not None and differs is not None:   # the paper's value as context, never a verdict
+                row.update(paper=ref.value, paper_source=ref.source, comparable=False, condition=differs)
+            elif ref is not None:
                 tol = ref.tolerance if ref.tolerance is not None else spec.metric(metric).tolerance
                 diff = mean - ref.value
-                row.update(paper=ref.value, diff=diff, tolerance=tol, paper_source=ref.source,
+                row.update(paper=ref.value, diff=diff, tolerance=tol, paper_source=ref.source, comparable=True,
                            within=None if tol is None else bool(abs(diff) <= tol + 1e-12))
             row.update(extra)
             out.append(row)

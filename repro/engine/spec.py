@@ -5,10 +5,11 @@ reproduces, the study module that runs its trials, the parameter grid, seeds per
 metrics with tolerances and the paper's reference values with provenance. The files hold no
 logic; this module is the only place that reads them, and every error names the file and key.
 
-A family of files shares a base through ``extends`` (:func:`merge_raw`: tables merge by key, arrays and scalars
-replace unless written under ``[append]``, ``[[metrics]]``/``[[claims]]`` merge by name; ``id``, ``aliases``,
-``[[references]]`` and ``[fidelity]`` are never inherited). ``{name}`` in ``notes`` is filled from the typed
-params (:func:`render_notes`); ``[[claims]]`` are checked here and judged by :mod:`repro.engine.claims`.
+A family of files shares a base through ``extends`` (:mod:`repro.engine.extends`: tables merge by key, arrays
+and scalars replace unless written under ``[append]``, ``[[metrics]]``/``[[claims]]`` merge by name; ``id``,
+``aliases``, ``[[references]]`` and ``[fidelity]`` are never inherited). ``{name}`` in ``notes`` is filled from
+the typed params or computed by the study (:mod:`repro.engine.notes`); ``[[claims]]`` are checked here and
+judged by :mod:`repro.engine.claims`.
 
 TOML was chosen over data-only Python modules because a TOML file cannot execute code, so "no
 logic in experiment files" holds by construction, and because it is read with the standard
@@ -18,27 +19,54 @@ library (``tomllib``).
 from __future__ import annotations
 
 import ast
-import itertools
 import logging
-import math
 import os
 import re
-import tomllib
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from repro.engine.claims import Claim, ClaimError, check_expression
-from repro.engine.domains import MAX_COUNT, parse_rule
-from repro.engine.identity import BUILTIN_SCOPES, USER_KEY, StreamScope, canonical_json, setting_label
+from repro.engine.cells import (
+    PROFILES,
+    REQUIRED_PROFILES,
+    ExperimentSpec,
+    Metric,
+    Profile,
+    TypedOverrides,
+    format_setting,
+)
+from repro.engine.claims import Claim
+from repro.engine.extends import BASE_DIR, _resolve
+from repro.engine.identity import USER_KEY, canonical_json
+from repro.engine.notes import _check_placeholders, placeholder_names
+from repro.engine.references import (
+    Reference,
+    _check_claim_filters,
+    _check_claim_names,
+    _parse_claims,
+    _parse_references,
+    _with_conditions,
+)
+from repro.engine.schema import (
+    FIDELITY_MISSES,
+    FIDELITY_STATUSES,
+    _check_declared_values,
+    _check_keys,
+    _check_scope_seeds,
+    _err,
+    _opt_float,
+    _parse_aliases,
+    _parse_cells,
+    _parse_domains,
+    _parse_fidelity,
+    _parse_grid,
+    _parse_scopes,
+    validate_param,
+)
 from repro.errors import (
     ExperimentFileError,
     InvalidParameterError,
     ReproError,
     UnknownExperimentError,
-    UnknownVariantError,
     suggest,
 )
 
@@ -50,6 +78,7 @@ __all__ = [
     "Metric",
     "Profile",
     "Reference",
+    "TypedOverrides",
     "experiments_dir",
     "format_setting",
     "load_experiment",
@@ -57,20 +86,14 @@ __all__ = [
     "get_experiment",
     "check_study",
     "study_of",
-    "extends_chain",
-    "merge_raw",
-    "merged_raw",
-    "render_notes",
     "skipped_files",
     "validate_param",
+    "FIDELITY_MISSES",
+    "FIDELITY_STATUSES",
 ]
 
 log = logging.getLogger(__name__)
 
-PROFILES = ("smoke", "cpu", "full")
-#: every experiment declares these; ``cpu`` (a reduced run for experiments whose ``full`` needs an
-#: accelerator) is optional
-REQUIRED_PROFILES = ("smoke", "full")
 KINDS = ("table", "figure", "theorem-check", "calculator", "simulation")
 
 _TOP_KEYS = {
@@ -78,21 +101,13 @@ _TOP_KEYS = {
     "kind": str, "trial": str, "datasets": list, "variants": list, "variant_help": dict,
     "base_seed": int, "notes": str, "params": dict, "grid": dict, "cells": list, "profiles": dict,
     "metrics": list, "references": list, "aliases": list, "domains": dict, "expected": str,
-    "fidelity": dict, "claims": list, "scopes": dict,
+    "fidelity": dict, "claims": list, "scopes": dict, "reference": dict,
     "cost": dict,   # read by repro/engine/cost.py
 }
-#: ``[fidelity]``: the declared status of a result for the fidelity dashboard (repro/engine/fidelity.py)
-FIDELITY_STATUSES = ("reproduced", "partial", "not reproduced", "claims only", "surrogate data", "checked",
-                     "calculator", "simulation", "diagnostic", "no reference", "audit", "hardware-limited")
-FIDELITY_MISSES = ("erratum", "data not public", "hardware", "method", "paper ambiguous")
-_FIDELITY_KEYS = {"status": str, "detail": str, "miss": str, "reason": str}
 _REQUIRED = ("id", "title", "document", "section", "spec", "reproduces", "kind", "trial", "profiles",
              "metrics")
 _PROFILE_KEYS = {"seeds": int, "est_seconds": (int, float), "params": dict, "grid": dict, "cells": list}
 _METRIC_KEYS = {"name": str, "description": str, "tolerance": (int, float), "unit": str}
-_CLAIM_KEYS = {"name": str, "expr": str, "threshold": (int, float, list), "source": str, "description": str}
-_REF_KEYS = {"metric": str, "value": (int, float), "source": str, "method": str, "setting": dict,
-             "tolerance": (int, float)}
 
 
 def experiments_dir() -> Path:
@@ -112,743 +127,11 @@ def experiments_dir() -> Path:
     return directory
 
 
-@dataclass(frozen=True)
-class Profile:
-    """Seeds and overrides of one profile (``smoke`` for CI, ``full`` as in the paper, optional ``cpu``:
-    a clearly labelled reduced run where ``full`` needs an accelerator)."""
-
-    name: str
-    seeds: int
-    est_seconds: float | None = None
-    params: Mapping[str, Any] = field(default_factory=dict)
-    grid: Mapping[str, list[Any]] | None = None
-    cells: list[Mapping[str, Any]] | None = None
-
-
-@dataclass(frozen=True)
-class Metric:
-    """A reported quantity; ``tolerance`` is the default allowed |ours − paper|."""
-
-    name: str
-    description: str
-    tolerance: float | None = None
-    unit: str = ""
-
-
-@dataclass(frozen=True)
-class Reference:
-    """A paper value: ``value`` for ``metric`` at cells matching ``method`` and ``setting``."""
-
-    metric: str
-    value: float
-    source: str
-    method: str | None = None
-    setting: Mapping[str, Any] = field(default_factory=dict)
-    tolerance: float | None = None
-
-    def matches(self, method: str, params: Mapping[str, Any]) -> bool:
-        """True if this reference applies to a row with ``method`` and setting ``params``."""
-        if self.method is not None and self.method != method:
-            return False
-        return all(k in params and _same(params[k], v) for k, v in self.setting.items())
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
-        return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-15)
-    return str(a) == str(b)
-
-
-@dataclass(frozen=True)
-class ExperimentSpec:
-    """One paper result, as declared by its experiment file."""
-
-    id: str
-    title: str
-    document: str
-    section: str
-    spec: str
-    reproduces: str
-    kind: str
-    trial: str
-    profiles: Mapping[str, Profile]
-    metrics: tuple[Metric, ...]
-    datasets: tuple[str, ...] = ()
-    variants: tuple[str, ...] = ("paper",)
-    variant_help: Mapping[str, str] = field(default_factory=dict)
-    base_seed: int = 0
-    notes: str = ""
-    params: Mapping[str, Any] = field(default_factory=dict)
-    grid: Mapping[str, list[Any]] | None = None
-    cells: tuple[Mapping[str, Any], ...] | None = None
-    references: tuple[Reference, ...] = ()
-    aliases: tuple[str, ...] = ()
-    path: Path | None = None
-    domains: Mapping[str, Any] = field(default_factory=dict)
-    expected: str = ""
-    fidelity: Mapping[str, str] = field(default_factory=dict)
-    claims: tuple[Claim, ...] = ()
-    #: ``[scopes]``: the named random-stream scopes its trials may use (:class:`StreamScope`)
-    scopes: Mapping[str, StreamScope] = field(default_factory=dict)
-    #: each key's :meth:`param_type`, worked out once (typing 10,000 ``--set`` values stays linear and quick)
-    _types: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    @property
-    def default_variant(self) -> str:
-        return self.variants[0]
-
-    @property
-    def metric_names(self) -> tuple[str, ...]:
-        return tuple(m.name for m in self.metrics)
-
-    def metric(self, name: str) -> Metric:
-        for m in self.metrics:
-            if m.name == name:
-                return m
-        raise KeyError(name)
-
-    def claim(self, name: str) -> Claim:
-        """The ``[[claims]]`` entry ``name`` (KeyError naming the declared ones)."""
-        for c in self.claims:
-            if c.name == name:
-                return c
-        raise KeyError(f"{self.id}: no claim {name!r}; declared: {', '.join(c.name for c in self.claims)}")
-
-    def rendered_notes(self) -> str:
-        """The notes with their ``{placeholders}`` filled from the typed params (:func:`render_notes`)."""
-        return render_notes(self.notes, self.placeholder_values())
-
-    def placeholder_values(self) -> dict[str, Any]:
-        """What a ``{name}`` in the notes may name: a key of ``[params]`` (its typed value) or a ``[grid]`` axis
-        (its list of typed values); profiles' overrides are not used (the notes describe the experiment)."""
-        values: dict[str, Any] = dict(self.coerce_params(self.params))
-        for key, axis in (self.grid or {}).items():
-            values.setdefault(key, [self.coerce_params({key: v})[key] for v in axis])
-        return values
-
-    def profile(self, name: str) -> Profile:
-        if name not in self.profiles:
-            raise InvalidParameterError(
-                f"experiment {self.id!r} has no profile {name!r}; valid: {', '.join(self.profiles)}"
-            )
-        return self.profiles[name]
-
-    def check_variant(self, variant: str | None) -> str:
-        """Return the variant to use (default if None) or raise listing the valid ones."""
-        if variant is None:
-            return self.default_variant
-        if variant not in self.variants:
-            raise UnknownVariantError(
-                f"experiment {self.id!r} has no variant {variant!r}; valid: {', '.join(self.variants)} "
-                f"(default {self.default_variant!r})"
-            )
-        return variant
-
-    def expand_cells(self, profile: str, overrides: Mapping[str, list[Any]] | None = None
-                     ) -> list[dict[str, Any]]:
-        """The grid cells of ``profile``: explicit ``cells``, the product of ``grid`` lists, or, when a
-        file gives both, every explicit cell crossed with the grid's product (e.g. a ``data`` axis
-        over a table's hand-listed cells).
-
-        ``overrides`` (from ``--set key=v1,v2``) replace the values of grid axes or fixed params, and a key of
-        the listed cells in the cells that have it (``lambda`` leaves a table's λ-free rows as they are). A
-        replaced cell whose value the file lists only in cells of another shape is dropped, so ``method=X``
-        keeps X's own rows (a cell of another method does not become an X cell without X's keys).
-        """
-        prof = self.profile(profile)
-        grid = dict(self.grid or {})
-        grid.update(prof.grid or {})
-        combos = [dict(zip(grid, combo, strict=True)) for combo in itertools.product(*grid.values())]
-        listed = prof.cells if prof.cells is not None else self.cells
-        cells: list[dict[str, Any]]
-        if listed is not None:
-            cells = [{**dict(c), **g} for c in listed for g in combos] if grid else [dict(c) for c in listed]
-        else:
-            cells = combos
-        declared = cells = [self.coerce_params(c) for c in cells]   # typed once: the overrides' values are too
-        for key, values in (overrides or {}).items():
-            values = [self.coerce_params({key: v})[key] for v in values]   # typed, if not already
-            if any(key in c for c in cells):
-                shapes = [_declared_shapes(v, key, declared) for v in values]   # once per value: linear
-                expanded: list[dict[str, Any]] = []
-                for c in cells:
-                    if key not in c:
-                        expanded.append(c)
-                        continue
-                    for v, shape in zip(values, shapes, strict=True):
-                        cell = {**c, key: v}
-                        if not shape or frozenset(cell) in shape:
-                            expanded.append(cell)
-                cells = expanded
-        # Typed (the file's 1 and 1.0 of a float key are one value), then deduplicated (overrides
-        # may collapse explicit cells), keeping order.
-        seen: set[str] = set()
-        unique = []
-        for c in cells:
-            s = canonical_json(c)
-            if s not in seen:
-                seen.add(s)
-                unique.append(c)
-        if overrides and not unique:
-            given = " ".join(f"{k}={','.join(_fmt(v) for v in vs)}" for k, vs in overrides.items())
-            raise InvalidParameterError(f"--set {given}: no cell of {self.id!r} has these values together; "
-                                        f"`repro show {self.id}` lists its cells")
-        return unique or [{}]
-
-    def fixed_params(self, profile: str, overrides: Mapping[str, list[Any]] | None = None
-                     ) -> dict[str, Any]:
-        """Fixed params of ``profile`` (experiment params updated by the profile's).
-
-        ``overrides`` are validated first (:meth:`validate_overrides`).
-        """
-        if overrides:
-            self.validate_overrides(overrides)
-        params = dict(self.params)
-        params.update(self.profile(profile).params)
-        for key, values in (overrides or {}).items():
-            domain = self.domains.get(key)
-            words = [w for w in domain.get("also", ()) if isinstance(w, str)] if isinstance(domain, dict) else []
-            if key in params and len(values) == 1 and isinstance(values[0], str) and values[0] in words:
-                params[key] = values[0]   # a named value of a list parameter (lambdas = "released")
-            elif key in params and (isinstance(params[key], list) or self.is_list_param(key)):
-                params[key] = list(values)  # a list parameter: the values are the list
-            elif key in params:
-                if len(values) != 1:
-                    raise InvalidParameterError(
-                        f"{key!r} is a fixed parameter of {self.id!r}; give one value, got {values}"
-                    )
-                params[key] = values[0]
-        return self.coerce_params(params)
-
-    def settable_keys(self, profile: str) -> set[str]:
-        keys = set(self.fixed_params(profile))
-        for c in self.expand_cells(profile):
-            keys.update(c)
-        return keys
-
-    def declared_values(self, key: str) -> list[Any]:
-        """Every value ``key`` takes anywhere in the file (params, grid, cells, every profile)."""
-        values: list[Any] = []
-        tables: list[Mapping[str, Any]] = [self.params, *(p.params for p in self.profiles.values())]
-        for table in tables:
-            if key in table:  # a list parameter declares its elements
-                values.extend(table[key] if isinstance(table[key], list) else [table[key]])
-        grids = [self.grid or {}, *((p.grid or {}) for p in self.profiles.values())]
-        for grid in grids:
-            values.extend(grid.get(key, []))
-        cell_lists = [self.cells or (), *((p.cells or ()) for p in self.profiles.values())]
-        for cells in cell_lists:
-            values.extend(c[key] for c in cells if key in c)
-        return values
-
-    def param_type(self, key: str) -> str:
-        """The declared type of ``key``: ``int``, ``float``, ``bool``, ``str`` or ``any`` (kept as given: a value
-        the file gives in no one kind, such as a list of pairs).
-
-        From the ``[domains]`` entry when there is one (a table: ``float``, or ``int`` with
-        ``integer = true``, ``rational``: exact text such as ``1/10`` with ``rational = true``; ``values_of`` and
-        ``"path"``: ``str``; an array: the kind of its values), else from the values the
-        file declares for the key (all integers: ``int``; numbers with a float among them: ``float``).
-        """
-        if key not in self._types:
-            self._types[key] = self._param_type(key)
-        return self._types[key]
-
-    def _param_type(self, key: str) -> str:
-        domain = self.domains.get(key)
-        if domain == "path":
-            return "str"
-        if isinstance(domain, dict) and "values_of" in domain:
-            return "str"
-        if isinstance(domain, dict):
-            return "rational" if domain.get("rational") else "int" if domain.get("integer") else "float"
-        declared = domain if isinstance(domain, list) else self.declared_values(key)
-        kinds = {_kind(d) for d in declared}
-        if len(kinds) == 1 and kinds <= {"bool", "str", "int", "float"}:
-            return next(iter(kinds))
-        if kinds == {"int", "float"}:
-            return "float"
-        return "any"
-
-    def coerce(self, key: str, value: Any, *, where: str = "--set") -> Any:
-        """``value`` (a ``--set`` string or a file value) as the declared type of ``key``, checked
-        against its domain (:meth:`param_type`, :func:`_domain_problem`) and :func:`validate_param`.
-
-        Raises
-        ------
-        InvalidParameterError
-            One line naming the key, the value and the fix.
-        """
-        kind = self.param_type(key)
-        shown = (value if value.isprintable() else repr(value)) if isinstance(value, str) else _fmt(value)
-        if isinstance(value, str) and self.is_list_param(key):   # `--set lambdas=[0,10]` spells the list too
-            value = value.strip().removeprefix("[").removesuffix("]")
-        try:
-            typed = self._typed(key, kind, value)
-        except ValueError as exc:
-            article = "an" if kind[0] in "aeiou" else "a"
-            words = [w for w in self.domains[key].get("also", ()) if isinstance(w, str)] \
-                if isinstance(self.domains.get(key), dict) else None
-            also = f" or one of {', '.join(_fmt(w) for w in words)}" if words else ""
-            raise InvalidParameterError(f"{where} {key}={shown}: {exc} for {self.id!r}; give {article} {kind} value"
-                                        f"{also} (`repro show {self.id}` lists the settable keys)") from None
-        problem = self.domain_problem(key, typed)
-        if problem:
-            raise InvalidParameterError(f"{where} {key}={shown}: {problem} for {self.id!r}")
-        validate_param(key, typed, where=where)
-        return typed
-
-    def _typed(self, key: str, kind: str, value: Any) -> Any:
-        """``value`` as ``kind``, or as itself when it is one of the domain's named words (``also``)."""
-        domain = self.domains.get(key)
-        words = [w for w in domain.get("also", ()) if isinstance(w, str)] if isinstance(domain, dict) else []
-        if isinstance(value, str) and value.strip() in words:
-            return value.strip()
-        return _coerce(kind, value)
-
-    def domain_problem(self, key: str, value: Any) -> str:
-        """Why the typed ``value`` is outside ``key``'s domain (declared, else inferred from the file), or ''."""
-        domain = self.domains.get(key)
-        if isinstance(domain, dict) and any(_kind(w) == _kind(value) and _same(value, w) or
-                                            {_kind(w), _kind(value)} <= {"int", "float"} and _same(value, w)
-                                            for w in domain.get("also", ())):
-            return ""   # a value allowed besides the range (lambdas = "released", subsample = 0)
-        if isinstance(domain, dict) and "values_of" in domain:
-            allowed = list(dict.fromkeys(str(v) for v in self.declared_values(domain["values_of"])))
-            if str(value) not in allowed:
-                return f"not an allowed value (allowed: {', '.join(allowed)}: the {domain['values_of']}s of this result)"
-            return ""
-        if domain == "path":
-            return "" if isinstance(value, str) else f"expected a path, got {value!r}"
-        return _domain_problem(domain, self.declared_values(key), value)
-
-    def is_list_param(self, key: str) -> bool:
-        """True when the file gives ``key`` a list as a fixed parameter (in ``[params]`` or a profile's): its
-        ``--set`` values are the list's elements."""
-        tables: list[Mapping[str, Any]] = [self.params, *(p.params for p in self.profiles.values())]
-        return any(isinstance(t.get(key), list) for t in tables)
-
-    def coerce_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """The file's values (or already typed ones) as their declared types; lists element-wise."""
-        out = {}
-        for key, value in params.items():
-            kind = self.param_type(key)
-            try:
-                out[key] = ([self._typed(key, kind, v) for v in value] if isinstance(value, list)
-                            else self._typed(key, kind, value))
-            except ValueError as exc:
-                raise ExperimentFileError(f"{self.path or self.id}: key {key}: {exc}") from None
-        return out
-
-    def coerce_overrides(self, overrides: Mapping[str, Sequence[Any]]) -> dict[str, list[Any]]:
-        """``--set`` values typed and checked before anything is planned or loaded (issue #20, item 1).
-
-        Every spelling of a value (``1``, ``1.0``, ``1e0`` of a float key) becomes the same typed
-        value, so it names the same trials, seeds, cache entries and paper values. A value given
-        twice in one ``--set`` (after typing: ``epsilon=1,1.0``) is an error.
-        """
-        out: dict[str, list[Any]] = {}
-        for key, values in overrides.items():
-            typed: list[Any] = []
-            seen: set[str] = set()   # linear in the number of values (10,000 --set values: milliseconds)
-            for value in values:
-                v = self.coerce(key, value)
-                text = canonical_json(v)
-                if text in seen:
-                    raise InvalidParameterError(
-                        f"--set {key}: value {_fmt(v)} is given twice; give each value once")
-                seen.add(text)
-                typed.append(v)
-            out[key] = typed
-        return out
-
-    def validate_overrides(self, overrides: Mapping[str, Sequence[Any]]) -> None:
-        """Check ``--set`` values (:meth:`coerce_overrides`) without keeping the typed values."""
-        self.coerce_overrides(overrides)
-
-
-def _coerce(kind: str, value: Any) -> Any:
-    """``value`` as ``kind``; raises ValueError with the reason. Numbers must be finite."""
-    if kind == "any":
-        return value.strip() if isinstance(value, str) else value
-    if kind == "str":
-        if isinstance(value, (bool, int, float)) and not isinstance(value, str):
-            raise ValueError(f"expected text, got the number {value!r}")
-        return str(value).strip()
-    if kind == "rational":   # exact: every spelling of one number (0.1, 1/10, 2/20) is its lowest terms, "1/10"
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise ValueError(f"expected a rational number such as 1/10, got {value!r}")
-        try:
-            return str(Fraction(str(value).strip()))
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(f"expected a rational number such as 1/10, got {value!r}") from None
-    if kind == "bool":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in {"true", "false"}:
-            return value.strip().lower() == "true"
-        raise ValueError(f"expected true or false, got {value!r}")
-    # numbers
-    if isinstance(value, bool):
-        raise ValueError(f"expected a number, got {value!r}")
-    if isinstance(value, str):
-        text = value.strip()
-        if not text.isascii():   # float() reads full-width and other scripts' digits ('１' -> 1.0)
-            raise ValueError(f"expected a number written in ASCII digits, got {value!r}")
-        try:
-            number: int | float = int(text) if kind == "int" and text.lstrip("+-").isdigit() else float(text)
-        except ValueError:
-            raise ValueError(f"expected a number, got {value!r}") from None
-    elif isinstance(value, (int, float)) or hasattr(value, "item"):
-        number = value.item() if hasattr(value, "item") else value
-    else:
-        raise ValueError(f"expected a number, got {value!r}")
-    if isinstance(number, float) and not math.isfinite(number):
-        raise ValueError(f"not a finite number ({number}; overflow or inf/nan)")
-    if kind == "int":
-        if isinstance(number, float):
-            if not number.is_integer():
-                raise ValueError(f"expected an integer, got {_fmt(number)}")
-            number = int(number)
-        return int(number)
-    return float(number)
-
-
-def _declared_shapes(value: Any, key: str, declared: Sequence[Mapping[str, Any]]) -> set[frozenset[str]]:
-    """The key sets of the file's cells where ``key`` is ``value``: a replaced cell is kept when it has one of
-    them, or when the file never lists ``value`` for ``key`` (see :meth:`ExperimentSpec.expand_cells`)."""
-    return {frozenset(c) for c in declared if key in c and _same(c[key], value)}
-
-
-def _kind(v: Any) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, int):
-        return "int"
-    if isinstance(v, float):
-        return "float"
-    if isinstance(v, str):
-        return "str"
-    return "other"
-
-
-def _domain_problem(domain: Any, declared: list[Any], value: Any) -> str:
-    """Why ``value`` is outside a parameter's domain (explicit, else inferred), or ''."""
-    kind = _kind(value)
-    if isinstance(domain, list):
-        if not any(_kind(d) == kind or {_kind(d), kind} <= {"int", "float"} for d in domain) \
-                or not any(_same(value, d) for d in domain):
-            return f"not an allowed value (allowed: {', '.join(_fmt(d) for d in domain)})"
-        return ""
-    if isinstance(domain, dict) and domain.get("rational"):
-        number = Fraction(str(value))
-        if domain.get("unit_fraction") and number.numerator != 1:
-            return "must be 1/k for a positive integer k"
-        for bound, fails, text in (("min", number < domain.get("min", number), ">="),
-                                   ("max", number > domain.get("max", number), "<="),
-                                   ("gt", "gt" in domain and not number > domain["gt"], ">"),
-                                   ("lt", "lt" in domain and not number < domain["lt"], "<")):
-            if bound in domain and fails:
-                return f"must be {text} {Fraction(domain[bound]).limit_denominator(10**6)}"
-        return ""
-    if isinstance(domain, dict):
-        if kind not in {"int", "float"}:
-            return f"expected a number, got {value!r}"
-        if domain.get("integer") and not float(value).is_integer():
-            return "expected an integer"
-        if domain.get("integer") and "max" not in domain and "lt" not in domain and abs(value) > MAX_COUNT:
-            return f"must be <= {MAX_COUNT:,} (the largest count, size or seed the code takes)"
-        if not math.isfinite(value):
-            return "must be a finite number"
-        if "multiple_of" in domain and int(value) % domain["multiple_of"]:
-            return f"must be a multiple of {domain['multiple_of']}"
-        if "min" in domain and value < domain["min"]:
-            return f"must be >= {_fmt(domain['min'])}"
-        if "max" in domain and value > domain["max"]:
-            return f"must be <= {_fmt(domain['max'])}"
-        if "gt" in domain and not value > domain["gt"]:
-            return f"must be > {_fmt(domain['gt'])}"
-        if "lt" in domain and not value < domain["lt"]:
-            return f"must be < {_fmt(domain['lt'])}"
-        return ""
-    kinds = {_kind(d) for d in declared}
-    if not kinds or "other" in kinds:  # undeclared here (lists, tables): nothing to infer
-        return ""
-    if kinds == {"str"}:
-        if kind != "str" or value not in declared:
-            allowed = ", ".join(dict.fromkeys(str(d) for d in declared))
-            return f"not an allowed value (allowed: {allowed}; an experiment's [domains] table can widen this)"
-        return ""
-    if kinds == {"bool"}:
-        return "" if kind == "bool" else f"expected true or false, got {value!r}"
-    if kinds <= {"int", "float"}:
-        if kind not in {"int", "float"}:
-            return f"expected a number, got {value!r}"
-        if not math.isfinite(value):
-            return "must be a finite number"
-        if kinds == {"int"} and not float(value).is_integer():
-            return f"expected an integer, got {_fmt(value)}"
-        return ""
-    return ""
-
-
-def format_setting(params: Mapping[str, Any]) -> str:
-    """Readable label of a cell's parameters: ``k=v;k=v`` with sorted keys (``method`` excluded).
-
-    A label only: trials are identified by :class:`repro.engine.identity.TrialKey`, and reports
-    select rows by the typed columns, never by parsing this string."""
-    return setting_label(params)
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, str) and (v == "" or not v.isprintable()):
-        return repr(v) if v else '""'   # one line, whatever was typed
-    if isinstance(v, float):
-        return repr(v) if not v.is_integer() else repr(v)
-    if isinstance(v, (list, tuple)):
-        return "[" + ",".join(_fmt(x) for x in v) + "]"
-    return str(v)
-
-
 # --------------------------------------------------------------------------- validation
 
-_EPS_NAMES = ("eps", "epsilon")
 
-
-def validate_param(key: str, value: Any, *, where: str = "") -> None:
-    """Check privacy parameters by name: ``eps*``/``epsilon*`` > 0 and ``delta*`` in (0, 1).
-
-    Raises
-    ------
-    InvalidParameterError
-        With the rule, the value and the fix.
-    """
-    lowered = key.lower()
-    base = lowered.split("_")[0]
-    prefix = f"{where}: " if where else ""
-    if isinstance(value, (list, tuple)):
-        for v in value:
-            validate_param(key, v, where=where)
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return
-    if base in _EPS_NAMES or lowered in _EPS_NAMES:
-        if not value > 0:
-            raise InvalidParameterError(
-                f"{prefix}{key!r} (a privacy budget epsilon) must be > 0; got {value}. "
-                "Pass a positive epsilon, e.g. --set {key}=1.".replace("{key}", key)
-            )
-    elif base == "delta" or lowered == "delta":
-        if not 0 < value < 1:
-            raise InvalidParameterError(
-                f"{prefix}{key!r} (a privacy parameter delta) must lie in (0, 1); got {value}. "
-                f"Pass e.g. --set {key}=1e-5."
-            )
-
-
-def _err(path: Path | str, key: str, msg: str) -> ExperimentFileError:
-    return ExperimentFileError(f"{path}: key {key!r}: {msg}")
-
-
-def _check_keys(path: Path, where: str, table: Mapping[str, Any], schema: Mapping[str, Any],
-                required: Iterable[str] = ()) -> None:
-    for key in required:
-        if key not in table:
-            raise _err(path, f"{where}{key}", "is required but missing")
-    for key, value in table.items():
-        if key not in schema:
-            raise _err(path, f"{where}{key}", f"is not part of the schema; valid keys: {', '.join(sorted(schema))}")
-        expected = schema[key]
-        if isinstance(value, bool) and expected is not bool:
-            raise _err(path, f"{where}{key}", f"must be {_tname(expected)}, got a boolean")
-        if not isinstance(value, expected):
-            raise _err(path, f"{where}{key}", f"must be {_tname(expected)}, got {type(value).__name__}")
-
-
-def _tname(t: Any) -> str:
-    names = {str: "a string", int: "an integer", float: "a number", list: "an array", dict: "a table"}
-    if isinstance(t, tuple):
-        return "a number"
-    return names.get(t, t.__name__)
-
-
-def _parse_grid(path: Path, where: str, grid: Mapping[str, Any]) -> dict[str, list[Any]]:
-    out = {}
-    for k, v in grid.items():
-        if not isinstance(v, list) or not v:
-            raise _err(path, f"{where}{k}", "grid values must be a non-empty array")
-        validate_param(k, v, where=f"{path}: key {where}{k!r}")
-        out[k] = v
-    return out
-
-
-def _parse_cells(path: Path, where: str, cells: list[Any]) -> tuple[dict[str, Any], ...]:
-    """The listed cells; a cell with array values stands for one cell per value (the product of its arrays,
-    first key slowest), so ``{ method = "DP-FERMI", lambda = [0.5, 1.0] }`` is two cells in that order."""
-    if not cells:
-        raise _err(path, where, "must be a non-empty array of tables")
-    out = []
-    for i, c in enumerate(cells):
-        if not isinstance(c, dict):
-            raise _err(path, f"{where}[{i}]", "each cell must be a table")
-        for k, v in c.items():
-            if isinstance(v, list) and not v:
-                raise _err(path, f"{where}[{i}].{k}", "an array in a cell lists its values; it must not be empty")
-            validate_param(k, v, where=f"{path}: key {where}[{i}].{k}")
-        axes = {k: v for k, v in c.items() if isinstance(v, list)}
-        for combo in itertools.product(*axes.values()):
-            out.append({**c, **dict(zip(axes, combo, strict=True))})
-    return tuple(out)
-
-
-#: sub-folder of the experiments folder holding base files: shared blocks named by ``extends``, not
-#: experiments themselves (no ``id``, never listed)
-BASE_DIR = "_base"
-#: keys a file never inherits through ``extends``: its identity, the paper's values it is judged on and its
-#: declared fidelity status
-_NOT_INHERITED = ("id", "aliases", "references", "fidelity")
 #: packages whose modules may be named by ``trial`` (``repro._testing`` holds the test suite's toy studies)
 TRIAL_PACKAGES = ("repro.studies", "repro._testing")
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ExperimentFileError(f"{path}: not valid TOML: {exc}; fix the file or move it out of the "
-                                  "experiments folder") from exc
-    except UnicodeDecodeError as exc:
-        raise ExperimentFileError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); save the file as "
-                                  "UTF-8 or move it out of the experiments folder") from exc
-    except OSError as exc:
-        raise ExperimentFileError(f"{path}: cannot read: {exc}") from exc
-
-
-def _extends_path(path: Path, name: Any) -> Path:
-    """The file an ``extends = name`` in ``path`` names: a ``*.toml`` path relative to ``path``'s
-    folder, or an experiment id (``<id>.toml`` beside it)."""
-    if not isinstance(name, str) or not name:
-        raise _err(path, "extends", f"must be a non-empty string (a base file such as \"{BASE_DIR}/x.toml\" "
-                   f"or an experiment id); got {name!r}")
-    return (path.parent / (name if name.endswith(".toml") else f"{name}.toml")).resolve()
-
-
-#: the table of a member file whose entries are appended to the inherited values instead of replacing them
-APPEND = "append"
-#: arrays of tables merged by ``name`` (a member's entry with a base entry's name replaces it in place)
-_BY_NAME = ("metrics", "claims")
-
-
-def merge_raw(base: Mapping[str, Any], child: Mapping[str, Any], *, where: str = "") -> dict[str, Any]:
-    """``child`` merged over ``base`` (the rule of ``extends``; ``where`` names the child file in errors).
-
-    - **Tables merge key by key**, recursively, except that a ``[domains]`` entry is replaced whole (a
-      parameter's domain is never mixed).
-    - **Arrays and scalars replace** the base's, unless the child writes them under ``[append]``: there a
-      string is added after the inherited string (notes: the base's paragraphs, then the member's) and an
-      array after the inherited array (``[append.grid] method = ["x"]``: the base's methods, then ``x``). The
-      ``[append]`` table mirrors the file's keys; what it names must be inherited (with the same kind) and
-      must not also be set by the same file.
-    - **``[[metrics]]`` and ``[[claims]]``** are inherited and extended: a child entry with a base entry's
-      ``name`` replaces it in place, a new name is appended.
-    - ``id``, ``aliases`` and ``[[references]]`` are never inherited (a base may not hold them).
-    """
-    out = {k: v for k, v in base.items() if k not in _NOT_INHERITED}
-    for key, value in child.items():
-        if key == APPEND:
-            continue
-        if key in _BY_NAME and isinstance(out.get(key), list) and isinstance(value, list):
-            merged = list(out[key])
-            names = [m.get("name") if isinstance(m, dict) else None for m in merged]
-            for m in value:
-                name = m.get("name") if isinstance(m, dict) else None
-                if name is not None and name in names:
-                    merged[names.index(name)] = m
-                else:
-                    merged.append(m)
-                    names.append(name)
-            out[key] = merged
-        elif key == "domains" and isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = {**out[key], **value}  # a parameter's domain is replaced whole, never mixed
-        elif isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge_raw(out[key], value, where=where)
-        else:
-            out[key] = value
-    if APPEND in child:
-        _append(out, base, child, child[APPEND], where, APPEND)
-    return out
-
-
-def _append(out: dict[str, Any], base: Mapping[str, Any], child: Mapping[str, Any], table: Any, where: str,
-            path: str) -> None:
-    """Apply ``[append]`` (see :func:`merge_raw`): each entry extends the inherited value at its key."""
-    if not isinstance(table, dict) or not table:
-        raise _err(where, path, "must be a table mirroring the file's keys (e.g. [append] notes = \"...\" or "
-                   "[append.grid] method = [...])")
-    for key, value in table.items():
-        here = f"{path}.{key}"
-        inherited = base.get(key) if isinstance(base, Mapping) else None
-        if isinstance(value, dict):
-            if not isinstance(inherited, dict):
-                raise _err(where, here, "appends to a table the base does not have")
-            sub_child = child.get(key, {}) if isinstance(child.get(key), dict) else {}
-            _append(out[key], inherited, sub_child, value, where, here)
-            continue
-        if key in child:
-            raise _err(where, here, f"the file both sets {key!r} and appends to it; keep one")
-        if isinstance(value, str) and isinstance(inherited, str):
-            out[key] = inherited + value
-        elif isinstance(value, list) and isinstance(inherited, list) and key not in _BY_NAME:
-            out[key] = [*inherited, *value]
-        else:
-            what = "nothing" if inherited is None else type(inherited).__name__
-            raise _err(where, here, f"appends a {type(value).__name__} to {what}; [append] extends an "
-                       "inherited string or array (set the key directly to replace it)")
-
-
-def _resolve(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
-    """The raw table of ``path`` merged over its ``extends`` chain; ``chain`` holds the files that
-    extend it (to name a cycle)."""
-    resolved = path.resolve()
-    if resolved in chain:
-        cycle = " -> ".join(str(p.name) for p in (*chain[chain.index(resolved):], resolved))
-        raise _err(chain[0], "extends", f"forms a cycle: {cycle}; remove one of these `extends`")
-    raw = _read_toml(path)
-    if chain:
-        for key in _NOT_INHERITED:
-            if key in raw and resolved.parent.name == BASE_DIR:
-                raise _err(path, key, "is not allowed in a base file (never inherited); put it in each "
-                           "experiment file")
-    if "extends" not in raw:
-        if APPEND in raw:
-            raise _err(path, APPEND, "appends to inherited values, but the file has no `extends`; set the keys "
-                       "directly")
-        return raw
-    name = raw.pop("extends")
-    base_path = _extends_path(path, name)
-    if not base_path.is_file():
-        raise _err(path, "extends", f"names {name!r}, but {base_path} does not exist; give a path relative to "
-                   f"{path.parent} (e.g. \"{BASE_DIR}/x.toml\") or an experiment id")
-    return merge_raw(_resolve(base_path, (*chain, resolved)), raw, where=str(path))
-
-
-def extends_chain(path: str | os.PathLike[str]) -> list[Path]:
-    """The files ``path`` extends, nearest first (for display; :func:`merged_raw` checks cycles)."""
-    chain: list[Path] = []
-    current = Path(path)
-    while True:
-        name = _read_toml(current).get("extends")
-        if name is None:
-            return chain
-        current = _extends_path(current, name)
-        if current in chain or len(chain) > 32:
-            raise _err(path, "extends", "forms a cycle; remove one of the `extends`")
-        chain.append(current)
-
-
-def merged_raw(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The raw table of experiment file ``path`` after ``extends`` (what ``repro show --toml`` prints)."""
-    return _resolve(Path(path), ())
 
 
 _TRIAL_CHECKED: dict[tuple[str, float], str] = {}
@@ -908,6 +191,29 @@ def _check_trial(path: Path, name: str) -> None:
         raise _err(path, "trial", _TRIAL_CHECKED[stamp])
 
 
+def _note_number_names(name: str) -> tuple[str, ...]:
+    """The names in the top-level ``NOTE_NUMBERS = (...)`` of study module ``name`` (read from its source, not
+    imported; :class:`repro.engine.study.NoteNumbers`), or ``()``."""
+    source = _module_file(name)
+    if source is None:
+        return ()
+    stamp = (str(source), source.stat().st_mtime)
+    if stamp not in _NOTE_NAMES:
+        _NOTE_NAMES[stamp] = ()
+        for node in ast.parse(source.read_bytes(), filename=str(source)).body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and any(
+                    isinstance(t, ast.Name) and t.id == "NOTE_NUMBERS"
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+                try:
+                    _NOTE_NAMES[stamp] = tuple(str(n) for n in ast.literal_eval(node.value))
+                except ValueError:
+                    pass
+    return _NOTE_NAMES[stamp]
+
+
+_NOTE_NAMES: dict[tuple[str, float], tuple[str, ...]] = {}
+
+
 def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
     """Read one experiment file, merge it over the files it ``extends`` (see :func:`merge_raw`) and
     validate the result."""
@@ -954,17 +260,8 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
         if name not in profiles:
             raise _err(path, f"profiles.{name}", "is required (every experiment has smoke and full)")
 
-    refs = []
-    for i, r in enumerate(raw.get("references", [])):
-        if not isinstance(r, dict):
-            raise _err(path, f"references[{i}]", "must be a table")
-        _check_keys(path, f"references[{i}].", r, _REF_KEYS, ("metric", "value", "source"))
-        if r["metric"] not in names:
-            raise _err(path, f"references[{i}].metric", f"{r['metric']!r} is not a declared metric; "
-                       f"declared: {', '.join(names)}")
-        refs.append(Reference(metric=r["metric"], value=float(r["value"]), source=r["source"],
-                              method=r.get("method"), setting=dict(r.get("setting", {})),
-                              tolerance=_opt_float(r.get("tolerance"))))
+    defaults = raw.get("reference", {})
+    refs = _parse_references(path, raw.get("references", []), defaults, names)
 
     variants = raw.get("variants", ["paper"])
     if not variants or not all(isinstance(v, str) for v in variants):
@@ -989,205 +286,10 @@ def load_experiment(path: str | os.PathLike[str]) -> ExperimentSpec:
         scopes=_parse_scopes(path, raw.get("scopes", {})),
     )
     _check_declared_values(spec)
-    _check_placeholders(path, spec)
+    _check_placeholders(path, spec, lambda: _note_number_names(spec.trial))
     _check_scope_seeds(spec)
-    return spec
-
-
-#: a ``{name}`` in notes (an ASCII identifier); ``{{name}}`` is the literal text ``{name}``, and braces
-#: around anything else (``{0, 1}``, ``{−ε}``) are plain text
-_PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def render_notes(text: str, values: Mapping[str, Any]) -> str:
-    """``text`` with each ``{name}`` replaced by ``values[name]`` written as ``repro show`` writes values
-    (``3.0``, ``[0.0, 0.5]``, ``adult``); ``{{name}}`` gives the literal ``{name}``.
-
-    Raises
-    ------
-    KeyError
-        For a placeholder that ``values`` lacks (the loader refuses such a file, :func:`load_experiment`).
-    """
-    def fill(match: re.Match[str]) -> str:
-        if match.group(1) is not None:
-            return "{" + match.group(1) + "}"
-        return _show_value(values[match.group(2)])
-    return _PLACEHOLDER.sub(fill, text)
-
-
-def _show_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_show_value(v) for v in value) + "]"
-    return repr(value) if isinstance(value, float) else str(value)
-
-
-def _check_placeholders(path: Path, spec: ExperimentSpec) -> None:
-    """Every ``{name}`` of the notes names a ``[params]`` key or a ``[grid]`` axis (one line otherwise)."""
-    values = spec.placeholder_values()
-    for match in _PLACEHOLDER.finditer(spec.notes):
-        name = match.group(2)
-        if name is not None and name not in values:
-            raise _err(path, "notes", f"placeholder {{{name}}} names no [params] key or [grid] axis; known: "
-                       f"{', '.join(sorted(values)) or 'none'} (write {{{{{name}}}}} for the literal text)")
-
-
-def _parse_claims(path: Path, claims: list[Any]) -> tuple[Claim, ...]:
-    """``[[claims]]``: ``name``, ``expr`` (repro/engine/claims.py), ``source``, optional ``threshold`` (a
-    number or an array of numbers) and ``description``; the expression is checked here, nothing is run."""
-    out: list[Claim] = []
-    for i, c in enumerate(claims):
-        if not isinstance(c, dict):
-            raise _err(path, f"claims[{i}]", "must be a table")
-        _check_keys(path, f"claims[{i}].", c, _CLAIM_KEYS, ("name", "expr", "source"))
-        threshold = c.get("threshold")
-        if isinstance(threshold, list):
-            if not threshold or not all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in threshold):
-                raise _err(path, f"claims[{i}].threshold", "must be a number or a non-empty array of numbers")
-            threshold = tuple(float(t) for t in threshold)
-        elif threshold is not None:
-            threshold = float(threshold)
-        try:
-            tree = check_expression(c["expr"], where=f"claim {c['name']!r}")
-        except ClaimError as exc:
-            raise _err(path, f"claims[{i}].expr", str(exc)) from None
-        if threshold is None and any(getattr(n, "id", None) == "threshold" for n in ast.walk(tree)):
-            raise _err(path, f"claims[{i}].threshold", "the expression uses `threshold` but the claim declares none")
-        out.append(Claim(name=c["name"], expr=c["expr"], source=c["source"], threshold=threshold,
-                         description=c.get("description", "")))
-    names = [c.name for c in out]
-    if len(set(names)) != len(names):
-        raise _err(path, "claims", "claim names must be unique")
-    return tuple(out)
-
-
-_SCOPE_KEYS = {"family": str, "seed": str}
-
-
-def _parse_scopes(path: Path, table: Mapping[str, Any]) -> dict[str, StreamScope]:
-    """``[scopes]``: ``name = { family = "...", seed = "<param>" }`` per named random-stream scope (issue 36):
-    the trials of every experiment declaring the same ``family`` share its streams, seeded by the base seed
-    or by the integer parameter ``seed``."""
-    scopes = {}
-    for name, entry in table.items():
-        if not isinstance(entry, dict):
-            raise _err(path, f"scopes.{name}", 'must be a table such as { family = "thesis-part1" }')
-        _check_keys(path, f"scopes.{name}.", entry, _SCOPE_KEYS, ("family",))
-        if name in BUILTIN_SCOPES:
-            raise _err(path, f"scopes.{name}", f"{name!r} is a built-in scope ({', '.join(BUILTIN_SCOPES)}); "
-                       "give the declared scope another name")
-        if not entry["family"]:
-            raise _err(path, f"scopes.{name}.family", "must be a non-empty name")
-        scopes[name] = StreamScope(entry["family"], entry.get("seed"))
-    return scopes
-
-
-def _check_scope_seeds(spec: ExperimentSpec) -> None:
-    """A scope seeded by a parameter names an integer parameter of every trial."""
-    for name, scope in spec.scopes.items():
-        if scope.seed is None:
-            continue
-        for profile in spec.profiles:
-            fixed = spec.fixed_params(profile)
-            cells = spec.expand_cells(profile)
-            values = [fixed[scope.seed]] if scope.seed in fixed else [c.get(scope.seed) for c in cells]
-            bad = [v for v in values if not isinstance(v, int) or isinstance(v, bool) or v < 0]
-            if bad:
-                raise _err(spec.path or spec.id, f"scopes.{name}.seed",
-                           f"{scope.seed!r} must name an integer parameter >= 0 of every trial (profile {profile}: "
-                           f"{_fmt(bad[0]) if bad[0] is not None else 'missing'})")
-
-
-def _check_declared_values(spec: ExperimentSpec) -> None:
-    """Every value the file gives a key with a ``[domains]`` entry (params, grid, cells, each profile's) lies in
-    that domain, so a bad grid value fails when the file loads, not in half of its trials (issue #35)."""
-    tables: list[tuple[str, Mapping[str, Any]]] = [("params", spec.params), ("grid", spec.grid or {})]
-    tables += [(f"cells[{i}]", c) for i, c in enumerate(spec.cells or ())]
-    for name, prof in spec.profiles.items():
-        tables += [(f"profiles.{name}.params", prof.params), (f"profiles.{name}.grid", prof.grid or {})]
-        tables += [(f"profiles.{name}.cells[{i}]", c) for i, c in enumerate(prof.cells or ())]
-    for where, table in tables:
-        for key, value in table.items():
-            if key not in spec.domains:
-                continue
-            for v in value if isinstance(value, list) else [value]:
-                try:
-                    typed = spec._typed(key, spec.param_type(key), v)
-                except ValueError as exc:
-                    raise _err(spec.path or spec.id, f"{where}.{key}", f"{_fmt(v)}: {exc}") from None
-                problem = spec.domain_problem(key, typed)
-                if problem:
-                    raise _err(spec.path or spec.id, f"{where}.{key}",
-                               f"{_fmt(v)} is outside the file's own [domains] entry: {problem}")
-
-
-def _parse_fidelity(path: Path, table: Mapping[str, Any]) -> dict[str, str]:
-    """``[fidelity]``: ``status`` (one of :data:`FIDELITY_STATUSES`), ``detail`` (short words shown beside it),
-    ``miss`` (one of :data:`FIDELITY_MISSES`, why a result is not (fully) reproduced) and ``reason`` (text)."""
-    if not table:
-        return {}
-    _check_keys(path, "fidelity.", table, _FIDELITY_KEYS, ("status",))
-    if table["status"] not in FIDELITY_STATUSES:
-        raise _err(path, "fidelity.status", f"unknown status {table['status']!r}; valid: "
-                   + ", ".join(FIDELITY_STATUSES))
-    if "miss" in table and table["miss"] not in FIDELITY_MISSES:
-        raise _err(path, "fidelity.miss", f"unknown miss {table['miss']!r}; valid: " + ", ".join(FIDELITY_MISSES))
-    return {k: str(v) for k, v in table.items()}
-
-
-#: keys of a numeric domain table: inclusive bounds, strict bounds, integer-valued
-_DOMAIN_KEYS = {"min": (int, float), "max": (int, float), "gt": (int, float), "lt": (int, float), "integer": bool,
-                "rational": bool, "unit_fraction": bool, "multiple_of": int, "also": list, "values_of": str}
-
-
-def _parse_domains(path: Path, domains: Mapping[str, Any]) -> dict[str, Any]:
-    """``[domains]``: per parameter, an array of allowed values, ``"path"`` (a file or folder, checked by the
-    study when it is used), or a table: numeric with ``min``/``max`` (inclusive), ``gt``/``lt`` (strict) and
-    ``integer`` (issue #24 item 2; ``multiple_of``: an integer step, such as the CNN's resolution), or ``rational`` (exact text such as ``1/10``; ``unit_fraction``: 1/k only);
-    ``also``: words or numbers allowed besides the range (``lambdas``'s ``"released"``, ``subsample``'s 0); ``values_of = "method"``:
-    the values the file declares for another key (``only_method`` takes the result's method names).
-    There is no "any value" domain (issue #35)."""
-    for key, dom in domains.items():
-        if key == "rules":   # cross-key rules (repro/engine/domains.py), checked before any trial
-            for rule in dom if isinstance(dom, list) else [dom]:
-                parse_rule(path, rule)
-            continue
-        if isinstance(dom, list):
-            if not dom:
-                raise _err(path, f"domains.{key}", "must be a non-empty array of allowed values")
-        elif isinstance(dom, dict):
-            if not dom:
-                raise _err(path, f"domains.{key}", "an empty table allows nothing; give min/max/gt/lt/integer")
-            _check_keys(path, f"domains.{key}.", dom, _DOMAIN_KEYS)
-            if not all(isinstance(w, (str, int, float)) and not isinstance(w, bool) for w in dom.get("also", ())):
-                raise _err(path, f"domains.{key}.also", "must be an array of words or numbers allowed besides the "
-                           "range (e.g. [\"released\"] or [0])")
-            if "multiple_of" in dom and not (dom.get("integer") and dom["multiple_of"] > 0):
-                raise _err(path, f"domains.{key}.multiple_of", "needs integer = true and a positive step "
-                           "(e.g. { integer = true, min = 8, multiple_of = 8 })")
-            lower = [dom[k] for k in ("min", "gt") if k in dom]
-            upper = [dom[k] for k in ("max", "lt") if k in dom]
-            if "min" in dom and "gt" in dom or "max" in dom and "lt" in dom:
-                raise _err(path, f"domains.{key}", "give one lower bound (min or gt) and one upper bound "
-                           "(max or lt)")
-            if lower and upper and (lower[0] > upper[0] or lower[0] == upper[0] and ("gt" in dom or "lt" in dom)):
-                raise _err(path, f"domains.{key}", f"is empty: its bounds exclude every value ({dom})")
-        elif dom != "path":
-            raise _err(path, f"domains.{key}", 'must be an array of allowed values, a table with '
-                       'min/max/gt/lt/integer (and also = [words]), values_of = "KEY", or "path" (a file or folder); '
-                       f'there is no "any value" domain; got {dom!r}')
-    return dict(domains)
-
-
-def _parse_aliases(path: Path, aliases: list[Any]) -> tuple[str, ...]:
-    if not all(isinstance(a, str) and a for a in aliases):
-        raise _err(path, "aliases", "must be an array of non-empty strings (other ids that name this result)")
-    return tuple(aliases)
-
-
-def _opt_float(v: Any) -> float | None:
-    return None if v is None else float(v)
+    _check_claim_names(spec)
+    return _with_conditions(spec, defaults)
 
 
 #: files skipped by :func:`load_all`, by folder: {path: error}
@@ -1296,6 +398,12 @@ def check_study(spec: ExperimentSpec, study: Any) -> None:
         if unknown:
             raise _err(where, key, f"{unknown} are not {what} of study {spec.trial}; it declares: "
                        f"{', '.join(declared)}")
+    _check_claim_filters(spec, study, axes)
+    derived = sorted(set(placeholder_names(spec.notes)) - set(spec.placeholder_values())
+                     - set(study.note_numbers.names if study.note_numbers else ()))
+    if derived:
+        raise _err(where, "notes", f"placeholder {{{derived[0]}}} is no number study {spec.trial} computes (its "
+                   "Study(note_numbers=NoteNumbers(names=NOTE_NUMBERS, ...)) must name every NOTE_NUMBERS entry)")
     missing = [s for s in study.scopes if s not in spec.scopes]
     if missing:
         raise _err(where, "scopes", f"study {spec.trial} draws from the random-stream scope(s) {missing}, which this "

@@ -17,6 +17,9 @@ and may define ``plot(bundle, outdir) -> list[Path]`` (figures from saved result
 Report modules are not part of the trial cache key: editing a figure never recomputes trials. A
 companion ``<study>_checks`` module may define ``check_plan(params, cells)`` (checks before any trial;
 :func:`repro.engine.runner.check_plan`).
+
+A study whose experiment files' notes print derived numbers ((q, T), a calibrated σ, an accountant's ε)
+computes them itself (:class:`NoteNumbers`): a note names them as ``{q}`` or ``{sigma:.3f}``, never types them.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from repro.errors import ExperimentFileError
 if TYPE_CHECKING:
     from repro.engine.trial import TrialContext, TrialOutput
 
-__all__ = ["Batching", "Study", "load_study"]
+__all__ = ["Batching", "NoteNumbers", "Study", "load_study"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,23 @@ class Batching:
 
     key: Callable[[dict[str, Any], TrialContext], Hashable | None]
     run: Callable[[list[dict[str, Any]], list[TrialContext]], Sequence[TrialOutput | Mapping[str, Any]]]
+
+
+@dataclass(frozen=True)
+class NoteNumbers:
+    """The derived numbers a note may name (``{name}`` or ``{name:.3f}``): ``compute(params)`` returns one value
+    per name of ``names``, from the experiment's ``full`` profile params, by the code that runs the trials
+    (e.g. the DP-SGD unit's ``configure``). A value that needs data the registry cannot count without loading
+    is a string giving its formula and "(needs the data)". ``names`` is written as the study module's top-level
+    ``NOTE_NUMBERS = (...)`` tuple, which the loader reads without importing the module."""
+
+    names: tuple[str, ...]
+    compute: Callable[[Mapping[str, Any]], Mapping[str, Any]]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "names", _names(self.names, "note_numbers.names"))
+        if not callable(self.compute):
+            raise TypeError(f"Study.note_numbers.compute must be a function; got {self.compute!r}")
 
 
 def _names(value: Any, what: str) -> tuple[str, ...]:
@@ -83,6 +103,8 @@ class Study:
         that runs it declares them under ``[scopes]`` (:meth:`repro.engine.trial.TrialContext.rng`).
     ``batch``
         Optional :class:`Batching` hook.
+    ``note_numbers``
+        Optional :class:`NoteNumbers`: the derived numbers its experiment files' notes print.
     """
 
     run_trial: Callable[[dict[str, Any], TrialContext], TrialOutput | Mapping[str, Any]]
@@ -96,6 +118,7 @@ class Study:
     requires: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()
     batch: Batching | None = None
+    note_numbers: NoteNumbers | None = None
 
     def __post_init__(self) -> None:
         if not callable(self.run_trial):
@@ -109,6 +132,9 @@ class Study:
             raise TypeError(f"Study.version must be a string; got {self.version!r}")
         if not isinstance(self.user_methods, bool):
             raise TypeError(f"Study.user_methods must be true or false; got {self.user_methods!r}")
+        if self.note_numbers is not None and not isinstance(self.note_numbers, NoteNumbers):
+            raise TypeError(f"Study.note_numbers must be a NoteNumbers(names=..., compute=...); got "
+                            f"{self.note_numbers!r}")
         if self.batch is not None and not isinstance(self.batch, Batching):
             raise TypeError(f"Study.batch must be a Batching(key=..., run=...); got {self.batch!r}")
         twice = sorted(set(self.index) & set(self.values))
@@ -130,7 +156,8 @@ class Study:
                 f"datasets: {names(self.datasets, 'as the experiment domains accept')}; user methods (--with): "
                 + ("yes" if self.user_methods else "no"),
                 f"random-stream scopes it needs: {names(self.scopes, '')}; requires: {names(self.requires, '')}"
-                + ("; batched trials" if self.batch is not None else "")]
+                + ("; batched trials" if self.batch is not None else "")
+                + (f"; numbers for the notes: {', '.join(self.note_numbers.names)}" if self.note_numbers else "")]
 
 
 def load_study(module_name: str) -> Study:

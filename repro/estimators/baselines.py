@@ -26,14 +26,14 @@ from repro.estimators._base import (
     fitted_guarantee,
 )
 from repro.learners.baselines import (
+    dpsgd_unit,
     jagielski_2019,
     pf_ld,
     train_jagielski_2019,
     train_pf_ld,
     train_tran_2021a,
-    tran_2021a,
 )
-from repro.privacy.accounting import dp_sgd_epsilon, epsilon
+from repro.privacy.accounting import epsilon
 from repro.privacy.guarantee import NON_PRIVATE
 
 __all__ = ["Tran2021aClassifier", "PFLDClassifier", "Jagielski2019Classifier"]
@@ -59,6 +59,11 @@ class Tran2021aClassifier(LinearFairClassifierBase):
     ``noise_multiplier_``, ``steps_``, ``privacy_guarantee_`` (nominal).
     """
 
+    #: the learner unit whose ``fit`` this estimator's ``fit`` is (through :func:`train_tran_2021a`)
+    _unit = dpsgd_unit
+    #: the penalized core's claim (nominal), declared on the class as a ``--with`` method declares its own
+    privacy_guarantee = fitted_guarantee(dpsgd_unit.guarantee(math.inf, 0.0, penalized=True))
+
     def __init__(self, *, gamma: float = 1.0, epsilon: float = 1.0, delta: float | None = None,
                  fairness: str = "dp", epochs: int = 200, batch_size: int = 1024, lr: float = 0.1,
                  clip_norm: float = 1.0, random_state: int | np.random.Generator | None = None) -> None:
@@ -83,9 +88,8 @@ class Tran2021aClassifier(LinearFairClassifierBase):
                                rng=as_generator(self.random_state))
         self._set_model(res.models[0])
         self.noise_multiplier_, self.steps_ = res.noise_multiplier, res.steps
-        self.privacy_guarantee_ = NON_PRIVATE if res.noise_multiplier == 0 else fitted_guarantee(
-            tran_2021a.guarantee(dp_sgd_epsilon(res.noise_multiplier, res.sampling_probability, res.steps, delta),
-                                 delta))
+        self.configured_ = res.configured
+        self.privacy_guarantee_ = NON_PRIVATE if res.noise_multiplier == 0 else fitted_guarantee(res.configured.guarantee)
         return self
 
 

@@ -1,7 +1,7 @@
 """DP-FERMI (Lowy et al., ICLR 2023) in its three variants as a scikit-learn estimator.
 
-Wraps the one engine :func:`repro.learners.dp_fermi.train_dp_fermi` with the configurations and
-noise calibration of ``studies/dpfermi/tradeoff_figures`` (spec seed-004-dpfermi.md §4.3–§4.4, §5):
+Its ``fit`` is the learner unit's :func:`repro.learners.dp_fermi_unit.fit`, the calibration and compiled engine the
+studies train (spec seed-004-dpfermi.md §4.3–§4.4, §5):
 
 ``reference``
     The authors' code path (:data:`repro.learners.dp_fermi.REFERENCE`): σ_θ, σ_W of Theorem 3.3
@@ -27,15 +27,12 @@ import numpy as np
 
 from repro.errors import InvalidParameterError
 from repro.estimators._base import LinearFairClassifierBase, as_generator, fitted_guarantee
-from repro.learners.dp_fermi import DPFermiConfig
-from repro.learners.dp_fermi_unit import VARIANTS as _ENGINES
-from repro.learners.dp_fermi_unit import configure, train_batch
-from repro.privacy.dpfermi_noise import accountant_epsilons, group_floor
+from repro.learners import dp_fermi_unit as unit
 from repro.privacy.guarantee import NON_PRIVATE, Guarantee
 
 __all__ = ["DPFermiClassifier", "VARIANTS"]
 
-VARIANTS = tuple(_ENGINES)
+VARIANTS = tuple(unit.VARIANTS)
 
 
 def privileged_group(y: np.ndarray, s: np.ndarray) -> int:
@@ -71,8 +68,15 @@ class DPFermiClassifier(LinearFairClassifierBase):
 
     Groups: ``sensitive_features`` coded 0..k−1 in sorted order. Only the binary (logistic) head.
     Fitted attributes: ``model_``, ``coef_``, ``intercept_``, ``config_`` (the engine's
-    :class:`DPFermiConfig`), ``W_``, ``steps_``, ``privacy_guarantee_``.
+    :class:`~repro.learners.dp_fermi.DPFermiConfig`), ``configured_`` (the unit's
+    :class:`~repro.learners.unit.Configured`), ``W_``, ``steps_``, ``privacy_guarantee_``.
     """
+
+    #: the learner unit whose ``fit`` this estimator's ``fit`` is
+    _unit = unit
+    #: the default variant's (``reference``) claim, declared on the class as a ``--with`` method declares its own
+    #: (the fitted ``privacy_guarantee_`` is the fitted variant's)
+    privacy_guarantee = fitted_guarantee(unit.DECLARED["reference"])
 
     def __init__(self, *, variant: str = "reference", epsilon: float = 1.0, delta: float | None = None,
                  lam: float = 1.0, fairness: str = "dp", epochs: int = 200, batch_size: int = 1024,
@@ -97,60 +101,48 @@ class DPFermiClassifier(LinearFairClassifierBase):
     def _check_params(self) -> None:
         if self.variant not in VARIANTS:
             raise InvalidParameterError(f"variant must be one of {', '.join(VARIANTS)}; got {self.variant!r}.")
-        if self.noise_scope not in ("sensitive", "all"):
-            raise InvalidParameterError(f"noise_scope must be 'sensitive' or 'all'; got {self.noise_scope!r}.")
+        unit.NoiseScope.of(self.noise_scope)
         if not float(self.epsilon) > 0:
             raise InvalidParameterError(f"epsilon must be > 0 (math.inf for none); got {self.epsilon}.")
 
     def fit(self, X, y, *, sensitive_features=None) -> DPFermiClassifier:
-        """Train on the non-sensitive features X, labels y and groups ``sensitive_features``."""
+        """Train on the non-sensitive features X, labels y and groups ``sensitive_features``: the learner unit's
+        :func:`repro.learners.dp_fermi_unit.fit` (the studies' calibration and engine)."""
         self._check_params()
         X, y, s = self._fit_inputs(X, y, sensitive_features)
-        n, B, epochs = X.shape[0], int(self.batch_size), int(self.epochs)
-        eps = float(self.epsilon)
-        delta = 1.0 / n**2 if self.delta is None else float(self.delta)
-        base = dict(lam=float(self.lam), lr_theta=float(self.lr_theta), lr_w=float(self.lr_w), batch_size=B,
-                    epochs=epochs, fairness=self.fairness)
+        hyper = dict(lam=float(self.lam), lr_theta=float(self.lr_theta), lr_w=float(self.lr_w),
+                     batch_size=int(self.batch_size), epochs=int(self.epochs), fairness=self.fairness)
         if self.variant == "reference":
-            cfg, guarantee = self._reference(n, y, s, eps, delta, base)
-        else:
-            cfg, guarantee = self._strict(n, eps, delta, base)
-        res = train_batch(X, y, s, [cfg], rng=as_generator(self.random_state))[0]
+            group = privileged_group(y, s) if self.code_group is None else int(self.code_group)
+            if not 0 <= group < self.groups_.size:
+                raise InvalidParameterError(f"code_group must index a group 0..{self.groups_.size - 1}; got {group}.")
+            hyper.update(clip_norm=5.0 if self.clip_norm is None else float(self.clip_norm),
+                         w_radius=float(self.w_radius), code_group=group)
+        elif self.clip_norm is not None:
+            hyper["clip_norm"] = float(self.clip_norm)
+        res, c = unit.fit(X, y, s, epsilon=float(self.epsilon), delta=self.delta, rng=as_generator(self.random_state),
+                          variant=self.variant, noise_scope=self.noise_scope, warn=False, **hyper)
         self._set_model(res.model)
-        self.config_ = cfg
+        self.config_, self.configured_ = c.config, c
         self.W_ = res.W
         self.steps_ = res.steps
-        self.privacy_guarantee_ = guarantee
+        self.privacy_guarantee_ = _fitted(c)
         return self
 
-    def _reference(self, n: int, y: np.ndarray, s: np.ndarray, eps: float, delta: float, base: dict
-                   ) -> tuple[DPFermiConfig, Guarantee]:
-        """Theorem 3.3's noise (or the thesis's all-feature formulas) from the learner unit; the guarantee is
-        the unit's declaration, with the joint ε the accountant gives under the formula's own assumptions."""
-        clip = 5.0 if self.clip_norm is None else float(self.clip_norm)
-        group = privileged_group(y, s) if self.code_group is None else int(self.code_group)
-        if not 0 <= group < self.groups_.size:
-            raise InvalidParameterError(f"code_group must index a group 0..{self.groups_.size - 1}; got {group}.")
-        c = configure("reference", n=n, epsilon=eps, delta=delta, rho=group_floor(s), noise_scope=self.noise_scope,
-                      warn=False, clip_norm=clip, w_radius=float(self.w_radius), code_group=group, **base)
-        if math.isinf(eps):
-            return c.config, NON_PRIVATE
-        declared = fitted_guarantee(c.guarantee)
-        joint = accountant_epsilons(n, c.steps, int(self.batch_size), eps, delta)["joint"]
-        caveat = (f"{declared.caveat}; the RDP accountant gives the joint mechanism (theta, W) eps = {joint:.3g} "
-                  "under the formula's own assumptions")
-        if not c.conditions_ok:
-            caveat += "; Theorem 3.3's conditions fail at these (n, T, m, eps)"
-        return c.config, dataclasses.replace(declared, caveat=caveat)
 
-    def _strict(self, n: int, eps: float, delta: float, base: dict) -> tuple[DPFermiConfig, Guarantee]:
-        """Noise calibrated by the engine's own accountant for its privacy mode (exact strict accountant for
-        ``strict``, PLD of the Poisson-subsampled Gaussian for ``strict-all``); the guarantee is the unit's
-        declaration at the ε the accountant gives for the noise used."""
-        changes = dict(base)
-        if self.clip_norm is not None:
-            changes["clip_norm"] = float(self.clip_norm)
-        c = configure(self.variant, n=n, epsilon=eps, delta=delta, **changes)
-        if c.config.noise_multiplier == 0.0:
-            return c.config, NON_PRIVATE
-        return c.config, fitted_guarantee(c.guarantee.with_epsilon(c.accounted_epsilon, delta))
+def _fitted(c) -> Guarantee:
+    """The unit's guarantee as the estimator earns it (:func:`fitted_guarantee`): the strict variants at the ε the
+    accountant gives for the noise used; the reference with the RDP ε of the paper's model of its noise (the joint
+    (θ, W) release) and whether Theorem 3.3's conditions hold in its caveat."""
+    if math.isinf(c.guarantee.epsilon) or (c.config.per_sample_privacy and c.noise_multiplier == 0.0):
+        return NON_PRIVATE
+    if c.config.per_sample_privacy:
+        return fitted_guarantee(c.guarantee.with_epsilon(c.epsilon(), c.delta))
+    declared = fitted_guarantee(c.guarantee)
+    caveat = declared.caveat
+    if c.event is not None:
+        caveat += (f"; the RDP accountant gives the joint mechanism (theta, W) eps = {c.epsilon(accountant='rdp'):.3g} "
+                   "under the formula's own assumptions")
+    if not c.conditions_ok:
+        caveat += "; Theorem 3.3's conditions fail at these (n, T, m, eps)"
+    return dataclasses.replace(declared, caveat=caveat)

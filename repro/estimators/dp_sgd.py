@@ -1,6 +1,6 @@
 """DP-SGD logistic regression (the thesis's base classifier) as a scikit-learn estimator.
 
-Wraps the DP-SGD learner unit :mod:`repro.learners.dp_sgd_unit` (compiled; the reference
+Its ``fit`` is the DP-SGD learner unit's :func:`repro.learners.dp_sgd_unit.fit` (compiled; the reference
 :func:`repro.learners.dp_sgd.train_dp_sgd_logistic`) (Opacus semantics; spec seed-003 §2.7
 steps 3–4, §3.2). With ``epsilon`` the noise multiplier is calibrated with the PLD accountant for the
 fit's actual (q, T) (spec §10 P4), as ``studies/thesis/part1_tables`` does; with ``noise_multiplier``
@@ -13,20 +13,10 @@ import numpy as np
 
 from repro.errors import InvalidParameterError
 from repro.estimators._base import LinearFairClassifierBase, as_generator, fitted_guarantee
-from repro.learners.dp_sgd import guarantee as learner_guarantee
-from repro.learners.dp_sgd_unit import configure, train
-from repro.privacy.accounting import dp_sgd_epsilon
-from repro.privacy.guarantee import NON_PRIVATE, Guarantee
+from repro.learners import dp_sgd_unit as unit
+from repro.privacy.guarantee import NON_PRIVATE
 
-__all__ = ["DPSGDLogisticClassifier", "dp_sgd_guarantee"]
-
-
-def dp_sgd_guarantee(noise_multiplier: float, q: float, steps: int, delta: float) -> Guarantee:
-    """Accounted (ε, δ) of DP-SGD with (σ/C, q, T): :func:`repro.learners.dp_sgd.guarantee` at the PLD ε of
-    these (σ/C, q, T), without the studies' standardisation caveat (:func:`fitted_guarantee`)."""
-    if noise_multiplier == 0:
-        return NON_PRIVATE
-    return fitted_guarantee(learner_guarantee(dp_sgd_epsilon(noise_multiplier, q, steps, delta), delta))
+__all__ = ["DPSGDLogisticClassifier"]
 
 
 class DPSGDLogisticClassifier(LinearFairClassifierBase):
@@ -48,9 +38,13 @@ class DPSGDLogisticClassifier(LinearFairClassifierBase):
     classifier, spec §2.7 step 3) and ``predict`` needs them too.
 
     Fitted attributes: ``model_``, ``coef_``, ``intercept_``, ``noise_multiplier_``,
-    ``sampling_probability_``, ``steps_``, ``privacy_guarantee_`` (accounted, add/remove-one, for the
+    ``sampling_probability_``, ``steps_``, ``configured_`` (the unit's :class:`~repro.learners.unit.Configured`),
+    ``privacy_guarantee_`` (accounted, add/remove-one, for the
     rows of X as given: statistics used to prepare X, e.g. standardisation, are not covered).
     """
+
+    #: the learner unit whose ``fit`` this estimator's ``fit`` is
+    _unit = unit
 
     def __init__(self, *, epsilon: float | None = None, noise_multiplier: float | None = None,
                  delta: float = 1e-5, clip_norm: float = 1.5, lr: float = 0.01, batch_size: int = 1024,
@@ -79,12 +73,13 @@ class DPSGDLogisticClassifier(LinearFairClassifierBase):
         self.uses_sensitive_features_ = s is not None
         if s is not None:
             X = np.hstack([X, s[:, None].astype(np.float64)])
-        c = configure(n=X.shape[0], epsilon=None if self.epsilon is None else float(self.epsilon),
-                      noise_multiplier=None if self.noise_multiplier is None else float(self.noise_multiplier),
-                      delta=float(self.delta), clip_norm=float(self.clip_norm), lr=float(self.lr),
-                      batch_size=int(self.batch_size), epochs=int(self.epochs), sampling_rule=self.sampling_rule)
-        res = train(X, y, c.config, rng=as_generator(self.random_state))
+        res, c = unit.fit(X, y, epsilon=None if self.epsilon is None else float(self.epsilon),
+                          noise_multiplier=None if self.noise_multiplier is None else float(self.noise_multiplier),
+                          delta=float(self.delta), rng=as_generator(self.random_state), clip_norm=float(self.clip_norm),
+                          lr=float(self.lr), batch_size=int(self.batch_size), epochs=int(self.epochs),
+                          sampling_rule=self.sampling_rule)
         self._set_model(res.model)
+        self.configured_ = c
         self.noise_multiplier_ = res.noise_multiplier
         self.sampling_probability_ = res.sampling_probability
         self.steps_ = res.steps

@@ -24,6 +24,7 @@ from repro.privacy.guarantee import Guarantee, Label, Neighbouring
 
 __all__ = [
     "guarantee",
+    "step_guarantee",
     "FairRule",
     "fair_rule",
     "algorithm1",
@@ -40,11 +41,42 @@ __all__ = [
 def guarantee(eps0: float, eps1: float) -> Guarantee:
     """Steps 1–2 of Algorithm 2 (spec seed-003 §2.4): Lap(1/(n_a ε_a)) on each group's positive rate, basic
     composition ε₀ + ε₁ (pure DP). Public-statistics caveat: the scales use the group sizes n₀, n₁ as fixed
-    (a record added, removed or moved between groups changes them)."""
+    (a record added, removed or moved between groups changes them).
+
+    Each step alone is ε_a-DP only for "replace one record's h, groups fixed"; under add/remove it is
+    (ε_a + log(1 + 1/n_a))-DP (:func:`step_guarantee`). An added or removed record changes one group only, so
+    the sum ε₀ + ε₁ covers it whenever log(1 + 1/n_a) ≤ ε_b for the other group b (n_a ≥ 1/(e^{ε_b} − 1):
+    20 records at ε_b = 0.05); a record moved between groups is two such changes and is not covered."""
     return Guarantee(eps0 + eps1, 0.0, Label.PUBLIC_STATISTICS, Neighbouring.ADD_OR_REMOVE_ONE,
                      protects="the classifier outputs and groups of the post-processing split",
                      caveat="group sizes n0, n1 of the post-processing split treated as public",
                      accountant="Laplace mechanism, basic composition")
+
+
+def step_guarantee(eps_a: float, n_a: int | None = None) -> Guarantee:
+    """One group's Laplace step α̃_a = clip(ᾱ_a + Lap(1/(n_a ε_a)), 0, 1) alone (spec seed-003 §2.4).
+
+    ``n_a=None``: ε_a under *replace one record's h, its group and the group sizes fixed* (sensitivity 1/n_a
+    over scale 1/(n_a ε_a), exact). With ``n_a`` (the smaller group size of the two neighbours): ε_a +
+    log(1 + 1/n_a) under *add or remove one record of group a*: the means m/n_a and m′/(n_a + 1) sit under
+    Laplace scales 1/(n_a ε_a) and 1/((n_a + 1)ε_a), so on [0, 1] the log density ratio is at most
+    log((n_a + 1)/n_a) + ε_a·max(|n_a x − m| − |(n_a + 1)x − m′|) ≤ log(1 + 1/n_a) + ε_a, and the clipped
+    atoms at 0 and 1 differ by at most ε_a. The exact value is ε_a·n_a/(n_a + 1) + log(1 + 1/n_a), above ε_a
+    whenever ε_a < (n_a + 1)·log(1 + 1/n_a) (so for every ε_a ≤ 1): tests/privacy/test_laplace_step_guarantee.py.
+    """
+    if not eps_a > 0:
+        raise InvalidParameterError(f"eps_a must be > 0; got {eps_a}.")
+    if n_a is None:
+        return Guarantee(float(eps_a), 0.0, Label.PUBLIC_STATISTICS, Neighbouring.REPLACE_ONE,
+                         protects="one record's classifier output h (its group kept)",
+                         caveat="groups and group sizes of the post-processing split fixed",
+                         accountant="Laplace mechanism (sensitivity 1/n_a)")
+    if n_a < 1:
+        raise InvalidParameterError(f"n_a must be >= 1; got {n_a}.")
+    return Guarantee(float(eps_a) + math.log1p(1.0 / n_a), 0.0, Label.PUBLIC_STATISTICS,
+                     Neighbouring.ADD_OR_REMOVE_ONE, protects="one record of group a (its h and its presence)",
+                     caveat="the group size n_a treated as public (the bound uses the smaller of the two)",
+                     accountant="Laplace mechanism with a data-dependent scale, output clipped to [0, 1]")
 
 
 def _check_rate(name: str, v: float) -> float:

@@ -92,6 +92,7 @@ from scipy.special import expit
 from repro.errors import InvalidParameterError
 from repro.learners import dp_sgd
 from repro.learners.logistic import LogisticModel, SoftmaxModel, torch_linear_init
+from repro.privacy import sampling
 from repro.privacy.accounting import dp_sgd_event
 from repro.privacy.dpfermi_noise import NoiseLevels, theorem33_noise
 from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
@@ -459,17 +460,13 @@ def _batch_indices(n: int, cfg: DPFermiConfig, rng: np.random.Generator):
     includes each row with q (Opacus); uniform draws B rows without replacement."""
     if cfg.sampling == "shuffle":
         for _ in range(cfg.epochs):
-            perm = rng.permutation(n)
-            for i in range(0, n, cfg.batch_size):
-                yield perm[i:i + cfg.batch_size]
+            yield from sampling.shuffled_batches(n, cfg.batch_size, rng=rng)
     elif cfg.sampling == "poisson":
         q, steps = schedule(cfg, n)
-        for _ in range(steps):
-            yield np.flatnonzero(rng.random(n) < q)
+        yield from sampling.poisson_batches(n, q, steps, rng=rng)
     else:
-        m = min(cfg.batch_size, n)
         for _ in range(schedule(cfg, n)[1]):
-            yield rng.choice(n, size=m, replace=False)
+            yield sampling.fixed_size_batch(n, cfg.batch_size, rng=rng)
 
 
 def _shared_config(configs: Sequence[DPFermiConfig]) -> DPFermiConfig:

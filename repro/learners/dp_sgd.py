@@ -25,8 +25,9 @@ import numpy as np
 from repro.errors import InvalidParameterError
 from repro.learners.logistic import LogisticModel, sigmoid, torch_linear_init
 from repro.privacy.accounting import calibrate_noise_multiplier, dp_sgd_event, opacus_sampling
-from repro.privacy.dp_sgd import clip_factors, poisson_batch
+from repro.privacy.dp_sgd import clip_factors
 from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
+from repro.privacy.sampling import poisson_batch
 
 __all__ = ["DPSGDResult", "private_gradient", "train_dp_sgd_logistic", "guarantee", "schedule", "calibrate_noise",
            "noise_std"]

@@ -1,13 +1,14 @@
 """DP-SGD's learner unit (logistic regression, Opacus semantics): the one place that decides a run's (q, T),
-noise multiplier and guarantee (from the mechanism's calibration in :mod:`repro.learners.dp_sgd`), and a
-compiled batched fit.
+noise multiplier, event and guarantee (from the mechanism's calibration in :mod:`repro.learners.dp_sgd`), its
+budget-taking fit and a compiled batched fit (the contract: :mod:`repro.learners.unit`).
 
 Spec: seed-003-thesis.md §2.7 steps 3–4 and §3.2 (per-sample clipping to C, N(0, (zC)²) on the clipped sum,
 Poisson sampling, the sum divided by the expected batch size, plain SGD).
 
-- :func:`configure` turns a budget (or a given noise multiplier) into a :class:`DPSGDConfig` with its
-  schedule and the guarantee (:func:`repro.learners.dp_sgd.guarantee`, PLD of the Poisson-subsampled
-  Gaussian, add/remove one record).
+- :func:`event` is a configuration's ``dp_accounting`` event (T Poisson-subsampled Gaussians);
+  :func:`configure` turns a budget (or a given noise multiplier) into a :class:`~repro.learners.unit.Configured`
+  (the :class:`DPSGDConfig`, its schedule, its event and the guarantee, :func:`repro.learners.dp_sgd.guarantee`
+  at the PLD ε of the noise used, add/remove one record); :func:`fit` trains one model at a budget.
 - :func:`fit_many` trains one model per trial, each from its own generator, in one compiled program per
   shape (``lax.scan`` over the steps, ``lax.map`` over the trials). Randomness is drawn on the host in the
   order of the numpy reference :func:`repro.learners.dp_sgd.train_dp_sgd_logistic` (θ₀, then per step the
@@ -30,12 +31,14 @@ from repro.learners._jax import float64, jax, jnp
 from repro.learners.dp_sgd import DPSGDResult
 from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
 from repro.learners.logistic import LogisticModel, torch_linear_init
-from repro.privacy.accounting import dp_sgd_epsilon
-from repro.privacy.dp_sgd import poisson_batch
-from repro.privacy.guarantee import NON_PRIVATE, Guarantee
+from repro.learners.unit import Configured, Unit, tiny_tabular
+from repro.privacy.accounting import dp_sgd_event
+from repro.privacy.accounting import epsilon as accounted_epsilon
+from repro.privacy.guarantee import NON_PRIVATE
+from repro.privacy.sampling import poisson_batch
 
-__all__ = ["DPSGDConfig", "Configured", "DrawnTrial", "schedule", "configure", "draw_trial", "fit_drawn", "fit_many",
-           "train"]
+__all__ = ["DPSGDConfig", "Configured", "DrawnTrial", "schedule", "event", "configure", "fit", "draw_trial", "fit_drawn",
+           "fit_many", "train"]
 
 
 
@@ -65,21 +68,30 @@ def schedule(config: DPSGDConfig, n: int) -> tuple[float, int]:
     return dp_sgd.schedule(n, config.batch_size, config.epochs, rule=config.sampling_rule)
 
 
-@dataclass(frozen=True)
-class Configured:
-    """:func:`configure`'s decision: the configuration (noise set), its guarantee and its schedule."""
+def event(config: DPSGDConfig, n: int):
+    """The run's ``dp_accounting`` event on ``n`` rows: T Poisson-subsampled Gaussians at (z, q); None without
+    noise. Spec: seed-003 §3.2."""
+    if config.noise_multiplier == 0:
+        return None
+    q, steps = schedule(config, n)
+    return _event_at(config, config.noise_multiplier, q, steps)
 
-    config: DPSGDConfig
-    guarantee: Guarantee
-    sampling_probability: float
-    steps: int
+
+def _event_at(config: DPSGDConfig, noise_multiplier: float, q: float, steps: int):
+    """T Poisson-subsampled Gaussians at (z, q); None without noise."""
+    return None if noise_multiplier == 0 else dp_sgd_event(noise_multiplier, q, steps)
+
+
+def _sigma(config: DPSGDConfig) -> dict[str, float]:
+    return {"sigma": dp_sgd.noise_std(config.noise_multiplier, config.clip_norm)}
 
 
 def configure(*, n: int, epsilon: float | None, delta: float, noise_multiplier: float | None = None,
               **hyper) -> Configured:
-    """Calibrate DP-SGD on ``n`` rows to (ε, δ) by the PLD accountant, or take ``noise_multiplier`` as given
+    """Calibrate DP-SGD on ``n`` rows to (ε, δ): the smallest z whose :func:`event` meets it by the PLD
+    accountant (:func:`repro.learners.dp_sgd.calibrate_noise`), or take ``noise_multiplier`` as given
     (``epsilon=None``). ε = ∞ gives no noise. The guarantee carries the PLD ε of the noise used.
-    ``hyper``: the other :class:`DPSGDConfig` fields. Spec: seed-003 §3.2."""
+    ``hyper``: the other :class:`DPSGDConfig` fields. Spec: seed-003 §3.2, §10 P4."""
     if (epsilon is None) == (noise_multiplier is None):
         raise InvalidParameterError("give exactly one of epsilon (calibrated) and noise_multiplier; "
                                     f"got epsilon={epsilon}, noise_multiplier={noise_multiplier}.")
@@ -90,11 +102,21 @@ def configure(*, n: int, epsilon: float | None, delta: float, noise_multiplier: 
             raise InvalidParameterError(f"epsilon must be > 0 (math.inf for none); got {epsilon}.")
         noise_multiplier = dp_sgd.calibrate_noise(epsilon, delta, q, steps)
     config = DPSGDConfig(**{**hyper, "noise_multiplier": float(noise_multiplier)})
-    if config.noise_multiplier == 0:
-        return Configured(config, NON_PRIVATE, q, steps)
-    # the ε the accountant gives for the noise used (≤ the target when calibrated)
-    eps = dp_sgd_epsilon(config.noise_multiplier, q, steps, delta)
-    return Configured(config, dp_sgd_guarantee(eps, delta), q, steps)
+    ev = event(config, n)
+    # the guarantee carries the ε the accountant gives for the noise used (≤ the target when calibrated)
+    claim = NON_PRIVATE if ev is None else dp_sgd_guarantee(accounted_epsilon(ev, delta), delta)
+    return Configured(config, claim, n, float(delta), steps, q, config.noise_multiplier, ev, sigma=_sigma(config),
+                      accountant="PLD (dp_accounting), Poisson-subsampled Gaussian", event_of=event, sigma_of=_sigma,
+                      schedule_of=schedule, event_at=_event_at)
+
+
+def fit(X: np.ndarray, y: np.ndarray, s: np.ndarray | None = None, *, epsilon: float | None, delta: float,
+        rng: np.random.Generator, noise_multiplier: float | None = None, **hyper) -> tuple[DPSGDResult, Configured]:
+    """Train one DP-SGD model at the budget (ε, δ) (or at a given ``noise_multiplier``): :func:`configure` on
+    these rows, then :func:`fit_many` of that one trial. DP-SGD does not read ``s`` (Algorithm 2 appends it to
+    X itself)."""
+    c = configure(n=int(np.shape(X)[0]), epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier, **hyper)
+    return fit_many(X, y, [c.config], [rng])[0], c
 
 
 @dataclass
@@ -210,3 +232,13 @@ def fit_drawn(trials: Sequence[DrawnTrial]) -> list[DPSGDResult]:
 def train(X: np.ndarray, y: np.ndarray, config: DPSGDConfig, *, rng: np.random.Generator) -> DPSGDResult:
     """One trial of :func:`fit_many`: the compiled counterpart of ``train_dp_sgd_logistic``."""
     return fit_many(X, y, [config], [rng])[0]
+
+
+def _example(rng: np.random.Generator) -> tuple:
+    X, y, s = tiny_tabular(rng)
+    return X, y, s, dict(epsilon=1.0, delta=1e-3, batch_size=32, epochs=2, lr=0.1)
+
+
+#: the unit's contract (:class:`repro.learners.unit.Unit`)
+UNIT = Unit(name="DP-SGD (logistic)", event=event, configure=configure, fit=fit, fit_many=fit_many,
+            fit_one=lambda X, y, s, c, rng: fit_many(X, y, [c.config], [rng])[0], example=_example)

@@ -12,6 +12,7 @@ import numpy as np
 from scipy.special import expit
 
 from repro.errors import InvalidParameterError
+from repro.privacy.sampling import shuffled_batches
 
 __all__ = ["sigmoid", "LogisticModel", "SoftmaxModel", "torch_linear_init", "per_sample_gradients",
            "batch_gradient", "shuffled_batches", "train_minibatch_logistic"]
@@ -85,12 +86,6 @@ def batch_gradient(X: np.ndarray, y: np.ndarray, w: np.ndarray, b: float) -> tup
     r = sigmoid(X @ w + b) - y
     m = max(len(r), 1)
     return X.T @ r / m, float(r.sum() / m)
-
-
-def shuffled_batches(n: int, batch_size: int, *, rng: np.random.Generator) -> list[np.ndarray]:
-    """One epoch of a shuffled DataLoader: a permutation cut into batches (last one kept partial)."""
-    perm = rng.permutation(n)
-    return [perm[i:i + batch_size] for i in range(0, n, batch_size)]
 
 
 def train_minibatch_logistic(X: np.ndarray, y: np.ndarray, *, lr: float, batch_size: int, epochs: int,

@@ -3,8 +3,8 @@
 A method file defines ``METHOD``: the name the experiment files use (grid/cell ``method``), its declared
 privacy guarantee (a :class:`repro.privacy.guarantee.Guarantee`, or one per study variant), the record names
 it writes (Algorithm 2 also writes its base model's row), its position and style in tables and figures, and
-``run``: how it trains and scores on a prepared split (the signature is the study's; see the study's module
-docstring). Adding a method is adding one file; the study's report draws every method it finds, and a
+``run(trial)``: how it trains and scores one :class:`Trial` (its parameters, context, dataset and the study's
+prepared arrays; the same signature in every study, the return the study's: see its module docstring). Adding a method is adding one file; the study's report draws every method it finds, and a
 researcher's own method (``repro run --with``) is drawn beside them, labelled as theirs.
 
 Most methods are declarations (issue 34, item 1): :meth:`Method.declare` names the learner, the knob it
@@ -17,6 +17,7 @@ its own (Algorithm 2's base-model row) keeps a hand-written ``run``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import pkgutil
@@ -30,11 +31,63 @@ from repro.errors import InvalidParameterError, UnknownNameError
 from repro.privacy.guarantee import Guarantee
 from repro.privacy.guarantee import is_user_declared as is_user_label
 
-__all__ = ["BatchedRun", "Declared", "Knob", "KnobFit", "Learner", "Method", "Param", "discover", "find",
-           "is_user_label", "USER_SUFFIX"]
+__all__ = ["BatchedRun", "Declared", "Knob", "KnobFit", "Learner", "Method", "Param", "Style", "Trial", "discover",
+           "find", "is_user_label", "USER_SUFFIX"]
 
 #: how figures and reports mark a researcher's method (``repro run --with``)
 USER_SUFFIX = "(yours)"
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One trial as every method's ``run(trial)`` reads it, in both studies: its parameters, its context
+    (``ctx.rng()``: the trial's generator, drawn once by the method), the data mode, the dataset and the
+    study's prepared arrays ``parts`` (the DP-FERMI figures: (X, y, s) of the training and the test rows;
+    the thesis tables: (split, standardised X))."""
+
+    params: Mapping[str, Any]
+    ctx: Any
+    data: str
+    ds: Any
+    parts: tuple
+
+
+@dataclass(frozen=True, eq=False)
+class Style(Mapping):
+    """How tables and figures draw one record name of a method: matplotlib's ``color``, ``label``, ``marker``,
+    ``markersize`` and ``alpha``. A read-only mapping of the fields that are set (``dict(style)`` gives the
+    keyword arguments of a plot call; it compares equal to the same mapping); an unknown field is a one-line error
+    at declaration."""
+
+    color: str | None = None
+    label: str | None = None
+    marker: str | None = None
+    markersize: float | None = None
+    alpha: float | None = None
+
+    @classmethod
+    def of(cls, value: Style | Mapping[str, Any] | None) -> Style:
+        """``value`` as a :class:`Style` (a mapping's keys must be its fields)."""
+        if isinstance(value, Style):
+            return value
+        value = dict(value or {})
+        unknown = sorted(set(value) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise InvalidParameterError(f"a method style takes color, label, marker, markersize and alpha; got "
+                                        f"{', '.join(unknown)}.")
+        return cls(**value)
+
+    def _set(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if getattr(self, f.name) is not None}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._set()[key]
+
+    def __iter__(self):
+        return iter(self._set())
+
+    def __len__(self) -> int:
+        return len(self._set())
 
 
 @dataclass(frozen=True)
@@ -144,7 +197,7 @@ class Learner:
 
 @dataclass(frozen=True)
 class Declared:
-    """The ``run`` of a declared method: the study's generic ``runner(self, *args)``, which reads ``name``,
+    """The ``run`` of a declared method: the study's generic ``runner(self, trial)``, which reads ``name``,
     ``learner`` and ``guarantee`` from this declaration (:meth:`Method.declare`)."""
 
     name: str
@@ -152,8 +205,8 @@ class Declared:
     guarantee: Guarantee | Mapping[str, Guarantee]
     runner: Callable[..., Any]
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.runner(self, *args, **kwargs)
+    def __call__(self, trial: Trial) -> Any:
+        return self.runner(self, trial)
 
 
 @dataclass(frozen=True)
@@ -161,11 +214,11 @@ class BatchedRun:
     """The ``run`` of a batched method for one trial alone: ``prepare``, then the learner unit's
     ``fit_many`` on that one :class:`KnobFit` (:meth:`Method.batched`)."""
 
-    prepare: Callable[..., KnobFit]
+    prepare: Callable[[Trial], KnobFit]
     fit_many: Callable[..., list]
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        fit = self.prepare(*args, **kwargs)
+    def __call__(self, trial: Trial) -> Any:
+        fit = self.prepare(trial)
         return fit.finish(self.fit_many(fit.X, fit.y, fit.s, [fit.configs], [fit.rng])[0])
 
 
@@ -182,12 +235,15 @@ class Method:
     guarantee: Guarantee | Mapping[str, Guarantee]
     records: tuple[str, ...] = ()
     order: int = 100
-    style: Mapping[str, Any] = field(default_factory=dict)
+    style: Mapping[str, Style] = field(default_factory=dict)
     variant_independent: bool = False
-    #: the batched hook (optional): ``prepare`` takes ``run``'s arguments and returns a :class:`KnobFit`;
+    #: the batched capability (optional): ``prepare(trial)`` returns a :class:`KnobFit`;
     #: ``fit_many(X, y, s, configs, generators)`` is the learner unit's batched fit
     prepare: Callable[..., KnobFit] | None = None
     fit_many: Callable[..., list] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "style", {record: Style.of(st) for record, st in dict(self.style).items()})
 
     @classmethod
     def declare(cls, *, name: str, learner: Any, guarantee: Guarantee | Mapping[str, Guarantee],
@@ -202,8 +258,8 @@ class Method:
     def batched(cls, *, name: str, prepare: Callable[..., KnobFit], fit_many: Callable[..., list],
                 guarantee: Guarantee | Mapping[str, Guarantee], style: Mapping[str, Any] | None = None,
                 **rest: Any) -> Method:
-        """A method whose one hook fits a trial's knob grid batched: ``prepare`` takes the study's ``run``
-        arguments and returns a :class:`KnobFit`; ``fit_many`` is the learner unit's batched fit. Its
+        """A method whose one hook fits a trial's knob grid batched: ``prepare(trial)`` returns a
+        :class:`KnobFit`; ``fit_many`` is the learner unit's batched fit. Its
         ``run`` (one trial alone) is :class:`BatchedRun`; a study that batches trials calls the two itself."""
         return cls(name=name, run=BatchedRun(prepare, fit_many), prepare=prepare, fit_many=fit_many,
                    guarantee=guarantee, style={name: dict(style or {})}, **rest)

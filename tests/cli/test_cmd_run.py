@@ -31,7 +31,7 @@ def test_run_writes_results_and_prints_comparison(toy_env: Path) -> None:
     run = json.loads((directory / "run.json").read_text())
     assert run["status"] == "complete" and run["jobs"] == 2 and "numpy" in run["versions"]
     shown = invoke("run", "toy")
-    assert "verdicts hidden: smoke profile" in shown.output and "12 cached" in shown.output
+    assert "not comparable (profile: smoke ≠ full)" in shown.output and "12 cached" in shown.output
     assert "ours (mean ± std, n)" in shown.output
     assert "results: smoke" in invoke("list").output
 
@@ -185,7 +185,7 @@ def test_set_epsilon_1_and_1_0_are_one_run(toy_env: Path) -> None:
     assert again.exit_code == 0 and "(6 cached)" in again.output  # the same trials: every one from the cache
     assert [p.name for p in (toy_env / "toy").iterdir() if p.name.startswith("smoke+set-")] == [folder.name]
     assert (folder / "summary.csv").read_bytes() == first
-    assert "1/1 paper comparisons" in again.output or "paper comparisons" in again.output
+    assert "1 paper values not comparable (shown as context: profile: smoke ≠ full)" in again.output
 
 
 def test_paper_values_without_a_tolerance_are_not_called_absent(toy_env: Path) -> None:

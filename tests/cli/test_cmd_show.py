@@ -119,3 +119,57 @@ def test_show_prints_the_study_declaration_and_the_declared_scopes() -> None:
     bandit = invoke("show", "bandit-regret").output
     assert "problem: family pfg-problem, seeded by the parameter problem_seed" in bandit
     assert "user methods (--with): no" in bandit
+
+
+def test_show_prints_the_conditions_of_the_paper_s_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The judged profiles, the default (the full profile's values), the file's overrides and the inert keys
+    with their reasons, compactly (one value `k = v`, several `k ∈ {..}`, seeds a minimum)."""
+    monkeypatch.delenv("REPRO_EXPERIMENTS_DIR", raising=False)
+    out = invoke("show", "thesis-table-3.1").output
+    section = out.split("conditions of the paper's values", 1)[1].split("claims", 1)[0]
+    flat = " ".join(section.split())
+    for text in ("judged profiles: full", "default (the full profile's values): dataset = adult; data ∈ "
+                 "{authors, clean}; variant = calibrated;", "epochs = 50;", "seeds ≥ 10",
+                 "inert keys (never a condition): only_method: selects which methods run"):
+        assert text in flat, text
+    assert "overrides" not in flat and "only_method =" not in flat   # an inert key is no condition
+    theorem = " ".join(invoke("show", "thesis-theorem-8").output.split("conditions of the paper's", 1)[1].split())
+    assert "judged profiles: smoke, full" in theorem and "overrides ([reference] conditions): seeds ≥ 1" in theorem
+    assert "epochs: the base classifier's training length" in theorem
+    assert "seeds ≥ 10" not in theorem and "epochs =" not in theorem.split("overrides", 1)[0]
+
+
+def test_show_prints_a_value_s_own_conditions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "toy.toml").write_text('''id = "toy"
+title = "t"
+document = "d"
+section = "s"
+spec = "x"
+reproduces = "r"
+kind = "table"
+trial = "repro._testing.noop"
+[params]
+epochs = 200
+[domains]
+epochs = { integer = true, min = 1 }
+[profiles.smoke]
+seeds = 1
+params = { epochs = 2 }
+[profiles.full]
+seeds = 3
+[[metrics]]
+name = "value"
+description = "v"
+[reference]
+source = "[P] the paper"
+[[references]]
+metric = "value"
+value = 1.0
+conditions = { epochs = [100, 200] }
+''', encoding="utf-8")
+    monkeypatch.setenv("REPRO_EXPERIMENTS_DIR", str(tmp_path))
+    result = invoke("show", "toy")
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.output.split())
+    assert "value = 1.0 — [P] the paper (own conditions: epochs ∈ {100, 200})" in flat
+    assert "default (the full profile's values): variant = paper; epochs = 200; seeds ≥ 3" in flat

@@ -103,7 +103,11 @@ def test_large_plans_are_announced(toy_env: Path, monkeypatch: pytest.MonkeyPatc
     result = run("toy", "--seeds", "3")
     assert result.exit_code == 0
     assert "planning 12 trials (4 cells x 3 seeds)" in result.output
-    assert "checked its 4 cells in" in result.output and "the 12 trials are planned when the run starts" in result.output
+    assert "planned its 12 trials in" in result.output   # built once, while validating, and then run
+    monkeypatch.setattr(run_cmd, "CHECK_CELLS", 2)   # a plan of very many cells is built when its run starts
+    result = run("toy", "--seeds", "3", "--force")
+    assert result.exit_code == 0
+    assert "checked its 4 cells; the 12 trials are planned when the run starts" in result.output
     quiet_small = run("toy", "--seeds", "2", "--quiet")
     assert "planning" not in quiet_small.output
 
@@ -111,8 +115,8 @@ def test_large_plans_are_announced(toy_env: Path, monkeypatch: pytest.MonkeyPatc
 def test_smoke_output_says_numbers_are_not_comparable_and_hides_verdicts(toy_env: Path) -> None:
     result = run("toy")
     assert result.exit_code == 0
-    assert "not comparable to the paper's" in result.output
-    assert "verdicts hidden: smoke profile" in result.output
+    assert "smoke profile: wiring check, not a reproduction" in result.output
+    assert "1 paper values not comparable (shown as context: profile: smoke ≠ full)" in result.output
     assert " NO " not in result.output and "yes" not in result.output.split("within", 1)[1].split("\n", 3)[-1]
     summary = (toy_env / "toy" / "smoke" / "summary.csv").read_text()
     assert "within" in summary.splitlines()[0]  # the saved summary keeps the verdicts
@@ -121,12 +125,13 @@ def test_smoke_output_says_numbers_are_not_comparable_and_hides_verdicts(toy_env
 def test_exact_checks_keep_verdicts_and_say_what_is_expected_to_fail(toy_env: Path) -> None:
     exp = toy_env.parent / "experiments" / "toy.toml"
     exp.write_text(exp.read_text().replace('kind = "simulation"', 'kind = "theorem-check"\n'
-                                           'expected = "row a fails by design: the toy proof is wrong."'))
+                                           'expected = "row a fails by design: the toy proof is wrong."')
+                   + '\n[reference]\nprofiles = ["smoke", "full"]\nconditions = { seeds = 3 }\n')
     result = run("toy")
     assert result.exit_code == 0
     assert "paper comparisons within tolerance" in result.output
     assert "Expected: row a fails by design: the toy proof is wrong." in result.output
-    assert "the same exact checks" in result.output
+    assert "wiring check" not in result.output
 
 
 def test_run_json_records_the_hash_of_the_bytes_read(toy_env: Path, tmp_path: Path,

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 from repro.engine.claims import Claim, ClaimError, check_expression, evaluate
+from repro.engine.extends import merge_raw
 from repro.engine.results import ResultBundle
-from repro.engine.spec import load_experiment, merge_raw
+from repro.engine.spec import load_experiment
 from repro.errors import ExperimentFileError, NoResultsError
 
 MINIMAL = '''title = "t"

@@ -84,20 +84,34 @@ def test_a_huge_seed_count_is_refused_in_seconds(monkeypatch: pytest.MonkeyPatch
         plan_size(spec, RunConfig(seeds=66666))
 
 
-@pytest.mark.parametrize("n", [10_000])
-def test_ten_thousand_set_values_are_checked_in_two_seconds(n: int) -> None:
-    """N14: 500 / 1,000 / 2,000 / 8,000 --set values took 2.3 / 5.5 / 14.9 / > 120 s (quadratic checks)."""
+def test_set_values_are_checked_in_linear_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """N14: 500 / 1,000 / 2,000 / 8,000 --set values took 2.3 / 5.5 / 14.9 / > 120 s, because typing and expanding
+    them compared every value with every other. Counted, not timed (timings belong to benchmarks/): doubling the
+    values at most doubles the comparisons and serialisations the check makes."""
+    from repro.engine import cells, schema
+
     spec = get_experiment("compat-impossibility", ROOT / "experiments")
-    values = [f"{0.001 + i * 1e-6:.6f}" for i in range(n)]
-    best = float("inf")
-    for _ in range(2):   # the quicker of two: a loaded CI machine
-        start = time.perf_counter()
+    counts = {"n": 0}
+    for module, name in ((cells, "canonical_json"), (cells, "_same"), (schema, "_same")):
+        real = getattr(module, name)
+
+        def counted(*args, _real=real, **kwargs):
+            counts["n"] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counted)
+
+    def work(n: int) -> int:
+        counts["n"] = 0
+        values = [f"{0.001 + i * 1e-6:.6f}" for i in range(n)]
         try:
             plan_estimate(spec, RunConfig(overrides={"zeta": values}))
         except InvalidParameterError:
             pass
-        best = min(best, time.perf_counter() - start)
-    assert best <= 2.0, f"{n:,} --set values took {best:.1f} s to check"
+        return counts["n"]
+
+    small, large = work(1_000), work(4_000)
+    assert small > 0 and large <= 4.4 * small, f"1,000 values: {small:,} operations; 4,000: {large:,} (not linear)"
 
 
 def test_run_prints_the_estimate_and_show_prints_it_per_profile(env: Path) -> None:
@@ -116,3 +130,13 @@ def test_the_cli_refusal_is_one_line_before_any_trial(env: Path) -> None:
     (line,) = result.output.strip().splitlines()
     assert line.startswith("repro: error: compat-impossibility: the run is estimated at ") and "n_distributions" in line
     assert not (env / "results").exists() or not any((env / "results").rglob("*.pkl"))
+
+
+def test_a_profile_s_own_run_is_never_refused_by_the_bound() -> None:
+    """DP-FERMI Figure 5's full profile (the paper's run, ~30 h of one core on CPUs) is what its file declares;
+    the bound refuses only what --seeds or --set add beyond a declared run."""
+    spec = get_experiment("dpfermi-fig-5", ROOT / "experiments")
+    own = plan_estimate(spec, RunConfig(profile="full"))
+    assert own.core_seconds > cost.MAX_CORE_SECONDS
+    with pytest.raises(InvalidParameterError, match="above the bound of 24 h"):
+        plan_size(spec, RunConfig(profile="full", seeds=2 * own.seeds))

@@ -102,3 +102,66 @@ def test_the_worked_example_runs_from_its_text(tmp_path: Path, monkeypatch: pyte
             del sys.modules[name]
         monkeypatch.undo()
         registry.rescan()
+
+
+def test_the_worked_example_end_to_end_claim_report_and_dataset_edits(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worked example, run with its cache: its claim is judged in REPORT.md; run.json names the dataset module
+    that ran by its path on $REPRO_DATASET_PATH, with its hash; editing that module recomputes the trials (it is
+    part of the trial code), and without the folder the cached trials are not served."""
+    files = _example_files()
+    datasets, studies, experiments = tmp_path / "datasets", tmp_path / "studies", tmp_path / "experiments"
+    for folder in (datasets, studies / "mydoc", experiments):
+        folder.mkdir(parents=True)
+    coins = datasets / "coins.py"
+    coins.write_text(files["repro/datasets/coins.py"], encoding="utf-8")
+    (studies / "mydoc" / "__init__.py").write_text('"""A new document\'s package."""\n', encoding="utf-8")
+    (studies / "mydoc" / "label_gap.py").write_text(files["repro/studies/mydoc/label_gap.py"], encoding="utf-8")
+    (experiments / "mydoc-label-gap.toml").write_text(files["experiments/mydoc-label-gap.toml"], encoding="utf-8")
+    monkeypatch.setenv(registry.ENV_DATASET_PATH, str(datasets))
+    monkeypatch.setenv("REPRO_EXPERIMENTS_DIR", str(experiments))
+    repro.studies.__path__.append(str(studies))
+    registry.rescan()
+    out = tmp_path / "results"
+    run = ["run", "mydoc-label-gap", "--out", str(out)]
+    try:
+        runner = CliRunner()
+        first = runner.invoke(main, run)
+        assert first.exit_code == 0 and "9 trials (0 cached)" in first.output, first.output
+        assert "9 trials (9 cached)" in runner.invoke(main, run).output
+        report = runner.invoke(main, ["report", "--out", str(out)])
+        assert report.exit_code == 0, report.output
+        text = (out / "REPORT.md").read_text(encoding="utf-8")
+        assert "| error-falls-with-epsilon | `decreasing(abs_error)` | holds |" in text
+        import json
+
+        entry = json.loads((out / "mydoc-label-gap" / "smoke" / "run.json").read_text())["datasets"]
+        assert [(d["dataset"], d["module"]) for d in entry] == [("coins", "$REPRO_DATASET_PATH/coins.py")]
+        import hashlib
+
+        assert entry[0]["module_sha256"] == hashlib.sha256(coins.read_bytes()).hexdigest()
+        # an edit of the module's code (the rates of group 1 move): every trial is recomputed
+        coins.write_text(coins.read_text(encoding="utf-8").replace("30 + 20 * s", "30 + 25 * s"), encoding="utf-8")
+        for name in [m for m in sys.modules if m.startswith("repro.datasets.coins")]:
+            del sys.modules[name]
+        registry.rescan()
+        edited = runner.invoke(main, run)
+        assert edited.exit_code == 0 and "9 trials (0 cached)" in edited.output, edited.output
+        gap = pd.read_csv(out / "mydoc-label-gap" / "smoke" / "summary.csv").query("metric == 'gap'")["mean"]
+        assert gap.round(10).unique().tolist() == [0.24]     # group 1's rate is now 0.54 (was 0.50)
+        # without the folder the dataset cannot be loaded: no trial of it is served from the cache
+        monkeypatch.delenv(registry.ENV_DATASET_PATH)
+        repro.datasets.__path__.remove(str(datasets))
+        for name in [m for m in sys.modules if m.startswith("repro.datasets.coins")]:
+            del sys.modules[name]
+        registry.rescan()
+        missing = runner.invoke(main, run)
+        assert missing.exit_code != 0 and "cached)" not in missing.output
+    finally:
+        repro.studies.__path__.remove(str(studies))
+        if str(datasets) in repro.datasets.__path__:
+            repro.datasets.__path__.remove(str(datasets))
+        for name in [m for m in sys.modules if m.startswith(("repro.studies.mydoc", "repro.datasets.coins"))]:
+            del sys.modules[name]
+        monkeypatch.undo()
+        registry.rescan()

@@ -13,7 +13,7 @@ from collections import defaultdict
 from itertools import combinations
 from pathlib import Path
 
-from repro.engine.spec import extends_chain
+from repro.engine.extends import extends_chain
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"

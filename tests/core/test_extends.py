@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from repro.engine.extends import merge_raw
 from repro.engine.spec import (
     experiments_dir,
     get_experiment,
     load_all,
     load_experiment,
-    merge_raw,
     skipped_files,
 )
 from repro.errors import ExperimentFileError

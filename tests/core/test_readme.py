@@ -50,23 +50,45 @@ def known_ids() -> tuple[set[str], set[str]]:
 
 
 def test_readme_is_a_short_front_page() -> None:
-    assert len(README.splitlines()) <= 160
+    """A researcher reads it in five minutes: no project bookkeeping (issue numbers, dated notes, sessions, CI
+    internals), and the test command's duration in one sentence."""
+    assert len(README.splitlines()) <= 130
+    assert not re.search(r"\bissues? #?\d+", README, flags=re.I), "issue numbers belong in CHANGELOG.md"
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b", README), "dated notes belong in CHANGELOG.md or benchmarks/"
+    assert ".ci/" not in README and "session" not in README.lower()
+    after = README.split("<!-- test-command -->", 1)[1].split("```", 2)[2].split("\n## ", 1)[0]
+    assert len(re.findall(r"\bmin(?:utes?)?\b", after)) == 1, "the test command's duration: one sentence"
 
 
-def test_readme_keeps_the_two_commands_first_then_says_what_changed() -> None:
-    """The install-and-run and test commands open the page; what this release changes for a returning user is
-    announced right after them, before the status table: the compiled learners keep the tabular numbers, Figure
-    5's change, JAX is a core dependency, cached trials rerun once (issue 34). The earlier release's notes (issue
-    #20: seeds and cache keys changed once) stay findable in docs/reproducibility.md."""
+def test_readme_keeps_the_two_commands_first_then_the_status() -> None:
+    """The install-and-run and test commands open the page, the status table follows; what changed for a
+    returning user is in CHANGELOG.md, every release's notes kept (the compiled learners keep the tabular
+    numbers, Figure 5's change, JAX a core dependency, cached trials rerun once; the release before: seeds and
+    cache keys changed once, typed `--set` values)."""
     heads = re.findall(r"^## (.*)$", README, flags=re.M)
-    assert heads[:3] == ["Two commands on a fresh machine", "What changed in this release", "Reproduction status"], heads
-    block = README.split("## What changed in this release", 1)[1].split("\n## ", 1)[0]
-    assert "tabular numbers are unchanged" in block and "JAX is now a core dependency" in block
-    assert "Figure 5" in block and "numbers change" in block
-    assert "rerun once" in block  # cached trials are recomputed: say it where a returning user looks
-    earlier = (ROOT / "docs" / "reproducibility.md").read_text(encoding="utf-8").split("## Earlier release notes", 1)[1]
+    assert heads[:2] == ["Two commands on a fresh machine", "Reproduction status"], heads
+    assert "What changed" not in README and "(CHANGELOG.md)" in README
+    log = " ".join((ROOT / "CHANGELOG.md").read_text(encoding="utf-8").split())
+    assert "tabular numbers are unchanged" in log and "JAX is now a core dependency" in log
+    assert "Figure 5" in log and "numbers change" in log
+    assert "rerun once" in log  # cached trials are recomputed: say it where a returning user looks
+    earlier = log.split("## Before 0.1.0", 1)[1]
     assert "Seeds and cache keys changed, once" in earlier and "not reused" in earlier
     assert "`--set` values are typed" in earlier and "`epsilon=1`, `1.0` and `1e0` are one trial" in earlier
+
+
+def test_changelog_names_the_packaged_version() -> None:
+    """Keep a Changelog form: one `## [X.Y.Z]` section per release, the newest first and equal to the version in
+    pyproject.toml and `repro --version`."""
+    import tomllib
+
+    from repro import __version__
+
+    log = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    versions = re.findall(r"^## \[(\d+\.\d+\.\d+)\]", log, flags=re.M)
+    packaged = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    assert versions and versions[0] == packaged == __version__
+    assert versions == sorted(versions, key=lambda v: tuple(map(int, v.split("."))), reverse=True)
 
 
 def test_readme_shows_the_estimator_snippet_and_the_with_pointer() -> None:
@@ -173,7 +195,8 @@ def test_every_repro_command_in_the_readme_exists() -> None:
     assert commands
     for name, rest in commands:
         assert name in COMMANDS, f"`repro {name}` is not a command"
-        args = [a for a in rest.split() if not a.startswith("-")]
+        tokens = rest.split()   # the ids come before the first option (`--from docs/results` is an option's value)
+        args = tokens[:next((i for i, a in enumerate(tokens) if a.startswith("-")), len(tokens))]
         if name in takes_id and args and args[0] not in {"ID", "all", "…", "..."} and "=" not in args[0]:
             assert args[0] in names, f"`repro {name} {args[0]}`: no such experiment"
 

@@ -121,14 +121,15 @@ def test_interrupted_write_leaves_previous_results(spec, tmp_path: Path, monkeyp
 
 
 def test_written_results_have_documented_columns(spec, tmp_path: Path) -> None:
-    outcome = run_experiment(spec, RunConfig(out=tmp_path))
-    directory = write_results(outcome, command="repro run toy", dataset_sha256={})
+    outcome = run_experiment(spec, RunConfig(out=tmp_path, profile="full"))
+    directory = write_results(outcome, command="repro run toy --profile full", dataset_sha256={})
     bundle = ResultBundle.load(spec, directory)
-    assert list(bundle.summary.columns[:11]) == ["result_id", "method", "setting", "metric", "n", "mean", "std",
-                                                  "paper", "diff", "tolerance", "within"]
+    assert list(bundle.summary.columns[:15]) == ["result_id", "method", "setting", "metric", "n", "mean", "std",
+                                                  "paper", "diff", "tolerance", "within", "comparable",
+                                                  "paper_source", "condition", "dataset"]
     row = bundle.summary.query("method == 'a' and setting == 'epsilon=1.0' and metric == 'value'").iloc[0]
     values = outcome.trials.query("method == 'a' and setting == 'epsilon=1.0'")["value"]
-    assert row["n"] == 3 and row["paper"] == 1.0
+    assert row["n"] == 5 and row["paper"] == 1.0 and bool(row["comparable"])
     assert row["mean"] == pytest.approx(values.mean()) and row["std"] == pytest.approx(values.std(ddof=1))
     assert row["diff"] == pytest.approx(values.mean() - 1.0)
     assert bool(row["within"]) == (abs(values.mean() - 1.0) <= 0.5)
@@ -136,7 +137,12 @@ def test_written_results_have_documented_columns(spec, tmp_path: Path) -> None:
     other = bundle.summary.query("method == 'b'")
     assert other["paper"].isna().all() and other["within"].isna().all()
     assert set(bundle.table("draws").columns) >= {"result_id", "method", "setting", "repetition", "k", "u"}
-    assert bundle.run["status"] == "complete" and bundle.run["n_trials"] == 12
+    assert bundle.run["status"] == "complete" and bundle.run["n_trials"] == 20
+    # The smoke profile keeps the paper's value as context: not comparable, never a False verdict.
+    smoke = run_experiment(spec, RunConfig(out=tmp_path)).summary
+    row = smoke.query("method == 'a' and setting == 'epsilon=1.0' and metric == 'value'").iloc[0]
+    assert row["paper"] == 1.0 and row["comparable"] is False and row["condition"] == "profile: smoke ≠ full"
+    assert row["within"] is None and row["diff"] is None
 
 
 def test_run_config_rejects_bad_values() -> None:

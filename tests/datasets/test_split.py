@@ -12,7 +12,7 @@ import pytest
 
 from repro.datasets.authors_files import authors_split
 from repro.datasets.entry import AuthorsFile, Dataset
-from repro.datasets.split import Parts, split
+from repro.datasets.split import Parts, split, split_sizes
 from repro.datasets.tabular import TabularDataset, train_test_indices
 from repro.errors import InvalidParameterError
 
@@ -144,6 +144,40 @@ def test_the_entry_declares_the_training_fraction() -> None:
     entry = Dataset(name="f", loader=lambda: None, train_fraction=0.5)
     parts = split(entry, "clean", n=100, rng=np.random.default_rng(0))
     assert parts.train.size == 50
+
+
+@pytest.mark.parametrize("entry,data", [(TABULAR, "clean"), (TABULAR, "authors"), (IMAGES, "clean")])
+@pytest.mark.parametrize("n,sub", [(7, 0), (1000, 0), (1001, 0), (45_222, 0), (60_324, 0), (1001, 500), (800, 2000)])
+@pytest.mark.parametrize("fraction", [None, 0.8, 2 / 3])
+def test_split_sizes_are_those_split_draws(entry: Dataset, data: str, n: int, sub: int, fraction) -> None:
+    """The notes' derived row counts (no draw) equal the sizes of the split itself, for every rule."""
+    if entry is IMAGES and sub > n:
+        sub = 0   # the shuffled rule refuses a subsample larger than the data
+    parts = split(entry, data, n=n, rng=np.random.default_rng(3), subsample=sub, train_fraction=fraction)
+    assert split_sizes(entry, data, n=n, subsample=sub, train_fraction=fraction) == (parts.train.size,
+                                                                                     parts.test.size)
+
+
+def test_registered_row_counts_are_the_loaders() -> None:
+    """The row counts the entries declare (used without loading) are the ones their loaders check."""
+    from repro.datasets import adult, credit_card, parkinsons, registry, retired_adult
+
+    for module in (adult, credit_card, parkinsons, retired_adult):
+        entry = registry.get_dataset(module.DATASET.name)
+        assert entry.rows("clean") == module.N_ROWS
+    assert registry.get_dataset("adult").rows("authors") == 60_324 == 2 * 30_162
+    assert Dataset(name="x", loader=lambda: None).rows() is None
+
+
+@pytest.mark.data
+def test_registered_row_counts_match_the_loaded_data(data_mirror, monkeypatch) -> None:
+    monkeypatch.setenv("REPRO_DATA_MIRROR", str(data_mirror))
+    from repro.datasets import registry
+
+    for name in ("adult", "credit-card"):
+        entry = registry.get_dataset(name)
+        for data in entry.data_modes:
+            assert entry.load(data).n == entry.rows(data), (name, data)
 
 
 def test_take_cuts_a_dataset_to_the_kept_rows() -> None:

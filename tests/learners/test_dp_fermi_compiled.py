@@ -177,7 +177,7 @@ def test_configure_strict_all_calibrates_z_with_the_pld_accountant() -> None:
     c = configure("strict-all", n=n, epsilon=eps, batch_size=B, epochs=epochs)
     q, T = opacus_sampling(n, B, epochs)
     assert c.config.noise_multiplier == calibrate_noise_multiplier(eps, 1 / n**2, q, T)
-    assert c.accounted_epsilon <= eps and c.accounted_epsilon > 0.95 * eps
+    assert c.epsilon() <= eps and c.epsilon() > 0.95 * eps
     assert c.guarantee.epsilon == eps
     assert configure("strict", n=n, epsilon=math.inf, batch_size=B, epochs=epochs).config.noise_multiplier == 0.0
 

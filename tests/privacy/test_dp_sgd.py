@@ -7,7 +7,8 @@ import pytest
 
 from repro.learners.dp_sgd import private_gradient, train_dp_sgd_logistic
 from repro.learners.logistic import per_sample_gradients, sigmoid
-from repro.privacy.dp_sgd import clip_factors, poisson_batch
+from repro.privacy.dp_sgd import clip_factors
+from repro.privacy.sampling import poisson_batch
 
 
 def _bce(X, y, w, b):

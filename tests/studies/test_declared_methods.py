@@ -14,7 +14,7 @@ from repro.learners.baselines import train_jagielski_2019, train_pf_ld, train_tr
 from repro.privacy.guarantee import Guarantee, Label, Neighbouring
 from repro.studies.dpfermi import methods as dpfermi_methods
 from repro.studies.dpfermi._tabular import metrics, run_declared
-from repro.studies.methods import BatchedRun, Declared, Knob, KnobFit, Learner, Method, Param
+from repro.studies.methods import BatchedRun, Declared, Knob, KnobFit, Learner, Method, Param, Trial
 from repro.studies.thesis import methods as thesis_methods
 from repro.studies.thesis.methods._fermi import Fermi
 
@@ -98,7 +98,7 @@ def test_the_generic_run_scores_every_knob_point_and_writes_the_privacy_row() ->
                                             reports=("steps", "noise_multiplier")))
     assert method.style == {"toy": {"color": "k"}} and method.record_names == ("toy",)
     ctx, parts = _Ctx(), _parts()
-    records, privacy, tables = method.run({**PARAMS, "tran_gammas": [0, 0.5]}, ctx, "clean", None, parts)
+    records, privacy, tables = method.run(Trial({**PARAMS, "tran_gammas": [0, 0.5]}, ctx, "clean", None, parts))
     Xte, yte, ste = parts[3:]
     assert len(ctx.drawn) == 1 and calls == [(30, {"epsilon": 1.0, "delta": 1 / 30**2, "gammas": [0.0, 0.5],
                                                     "rng": ctx.drawn[0]})]
@@ -113,14 +113,14 @@ def test_the_generic_run_without_a_knob_and_with_expected_predictions() -> None:
     Xte, yte, ste = parts[3:]
     one = Method.declare(name="one", guarantee=GUARANTEE, runner=run_declared,
                          learner=Learner(lambda X, y, s, **k: SimpleNamespace(model=_Model(0.0))))
-    records, privacy, _ = one.run(PARAMS, _Ctx(), "clean", None, parts)
+    records, privacy, _ = one.run(Trial(PARAMS, _Ctx(), "clean", None, parts))
     assert records == [{"method": "one", **metrics(_Model(0.0).predict(Xte), yte, ste, "eo")}]
     P = np.linspace(0, 1, 2 * Xte.shape[0]).reshape(-1, 2)
     mix = Method.declare(name="mix", guarantee=GUARANTEE, runner=run_declared,
                          learner=Learner(lambda X, y, s, **k: SimpleNamespace(bounds=(0.0, 10.0),
                                                                               predict_proba=lambda X: P),
                                          knob=Knob("bounds", "jagielski_bounds"), predict="proba"))
-    records, _, _ = mix.run(PARAMS, _Ctx(), "clean", None, parts)
+    records, _, _ = mix.run(Trial(PARAMS, _Ctx(), "clean", None, parts))
     assert records == [{"method": "mix", "knob": b, **metrics(P[:, j], yte, ste, "eo")}
                        for j, b in enumerate((0.0, 10.0))]
 
@@ -128,8 +128,8 @@ def test_the_generic_run_without_a_knob_and_with_expected_predictions() -> None:
 def test_a_batched_method_alone_is_prepare_then_one_fit_many_call() -> None:
     seen = []
 
-    def prepare(a, b):
-        return KnobFit("X", "y", "s", [a, b], "rng", finish=lambda results: ("done", results))
+    def prepare(trial):
+        return KnobFit("X", "y", "s", list(trial.parts), "rng", finish=lambda results: ("done", results))
 
     def fit_many(X, y, s, configs, generators):
         seen.append((X, y, s, configs, generators))
@@ -137,7 +137,8 @@ def test_a_batched_method_alone_is_prepare_then_one_fit_many_call() -> None:
 
     method = Method.batched(name="b", prepare=prepare, fit_many=fit_many, guarantee=GUARANTEE)
     assert isinstance(method.run, BatchedRun) and method.prepare is prepare and method.fit_many is fit_many
-    assert method.run(1, 2) == ("done", [10, 20]) and seen == [("X", "y", "s", [[1, 2]], ["rng"])]
+    assert method.run(Trial({}, None, "clean", None, (1, 2))) == ("done", [10, 20])
+    assert seen == [("X", "y", "s", [[1, 2]], ["rng"])]
     assert dpfermi_methods.get("dp-fermi").run == BatchedRun(dpfermi_methods.get("dp-fermi").prepare,
                                                              dpfermi_methods.get("dp-fermi").fit_many)
 

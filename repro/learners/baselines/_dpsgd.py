@@ -42,6 +42,7 @@ from repro.learners.baselines._dpsgd_compiled import Features, prepare_features,
 from repro.learners.dp_sgd import noise_std, schedule
 from repro.learners.logistic import sigmoid, torch_linear_init
 from repro.privacy.dp_sgd import clip_factors
+from repro.privacy.sampling import poisson_batch
 
 __all__ = ["CellLayout", "cell_layout", "gap_coefficients", "prepare_features", "train_batched_dp_sgd",
            "BatchedModels"]
@@ -174,7 +175,7 @@ def train_batched_dp_sgd(X: np.ndarray | Features, y: np.ndarray, layout: CellLa
         return BatchedModels(w, b)
     row_norm = features.row_norm if features is not None else np.sqrt(np.einsum("ij,ij->i", X, X) + 1.0)
     for t in range(steps):
-        idx = np.flatnonzero(rng.random(n) < q)
+        idx = poisson_batch(n, q, rng=rng)
         XB = np.take(X, idx, axis=0)   # the same rows as X[idx], ≈ 25 % faster
         F = sigmoid(XB @ models.w + models.b[None, :])
         coef = F - lab[idx] if sw is None else (F - lab[idx]) * sw[idx]

@@ -24,6 +24,7 @@ import numpy as np
 
 from repro.learners import batch_rows
 from repro.learners._jax import float64, jax, jnp
+from repro.privacy.sampling import poisson_batch
 
 __all__ = ["Features", "prepare_features", "train_batched_compiled"]
 
@@ -117,7 +118,7 @@ def train_batched_compiled(features: Features, lab: np.ndarray, sw: np.ndarray |
             count = min(chunk, steps - t)
             batches, nw, nb = [], np.zeros((chunk, d, G)), np.zeros((chunk, G))
             for i in range(count):
-                batches.append(np.flatnonzero(rng.random(n) < q))
+                batches.append(poisson_batch(n, q, rng=rng))
                 if sigma > 0:
                     nw[i] = rng.normal(0.0, sigma, size=(d, G))
                     nb[i] = rng.normal(0.0, sigma, size=G)

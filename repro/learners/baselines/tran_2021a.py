@@ -16,8 +16,8 @@ What is ours where the papers are silent:
   PyTorch ``nn.Linear`` initialization, last iterate; not tuned to any reported number;
 - the γ grid comes from the experiment file (the released grids are hand-picked per (dataset, ε)).
 
-Privacy accounting: the noise multiplier z is calibrated with the PLD accountant
-(:func:`repro.learners.dp_sgd.calibrate_noise`) so that T steps of the
+Privacy accounting (the core unit :mod:`repro.learners.baselines.dpsgd_unit`): the noise multiplier z is
+calibrated with the PLD accountant so that T steps of the
 Poisson-subsampled Gaussian mechanism (q = B/n) are (ε, δ)-DP with respect to **all features**
 (add/remove adjacency), which implies DP w.r.t. the sensitive attribute. Caveat: the penalty
 couples samples of a batch through the group means, which per-sample clipping bounds only
@@ -31,58 +31,50 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from repro.learners.baselines._dpsgd import cell_layout, train_batched_dp_sgd
-from repro.learners.dp_sgd import calibrate_noise, schedule
+from repro.learners.baselines import dpsgd_unit
 from repro.learners.logistic import LogisticModel
-from repro.privacy.accounting import dp_sgd_event
-from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
+from repro.learners.unit import Configured
+from repro.privacy.guarantee import Guarantee
 
 __all__ = ["Tran2021aResult", "train_tran_2021a", "guarantee"]
 
 
 def guarantee(epsilon: float, delta: float) -> Guarantee:
     """Nominal: the DP-SGD accountant's (ε, δ) w.r.t. all features, but the fairness penalty couples the
-    records of a batch through the group means, which per-sample clipping bounds only approximately."""
-    return Guarantee(epsilon, delta, Label.NOMINAL, Neighbouring.ADD_OR_REMOVE_ONE,
-                     accountant="PLD (dp_accounting), Poisson-subsampled Gaussian",
-                     caveat="the penalty couples a batch's records through the group means (per-sample clipping "
-                            f"bounds it only approximately); {STANDARDISED_FEATURES}")
+    records of a batch through the group means, which per-sample clipping bounds only approximately
+    (:func:`repro.learners.baselines.dpsgd_unit.guarantee` of the penalized core)."""
+    return dpsgd_unit.guarantee(epsilon, delta, penalized=True)
 
 
 @dataclass(frozen=True)
 class Tran2021aResult:
-    """One model per γ, the noise multiplier, q and T (the DP-SGD event of each model)."""
+    """One model per γ, the noise multiplier, q and T (the DP-SGD event of each model), and the core unit's
+    :class:`~repro.learners.unit.Configured`."""
 
     models: tuple[LogisticModel, ...]
     gammas: tuple[float, ...]
     noise_multiplier: float
     sampling_probability: float
     steps: int
+    configured: Configured | None = None
 
     @property
     def event(self):
         """Privacy cost of each model (None when non-private)."""
-        if self.noise_multiplier == 0:
-            return None
-        return dp_sgd_event(self.noise_multiplier, self.sampling_probability, self.steps)
+        return None if self.configured is None else self.configured.event
 
 
 def train_tran_2021a(X: np.ndarray, y: np.ndarray, s: np.ndarray, *, gammas: list[float] | tuple[float, ...],
                      epsilon: float, delta: float, epochs: int = 200, batch_size: int = 1024,
                      lr: float = 0.1, clip_norm: float = 1.0, fairness: str = "dp",
                      rng: np.random.Generator) -> Tran2021aResult:
-    """Train one DP-SGD logistic model per penalty weight γ (all on the same Poisson batches).
+    """Train one DP-SGD logistic model per penalty weight γ (all on the same Poisson batches): the baselines'
+    DP-SGD core unit (:func:`repro.learners.baselines.dpsgd_unit.fit`) at (ε, δ).
 
     ``fairness="eo"`` uses the cells (a, y) against Y = y instead (not used by the figures).
     Spec: seed-004 §8 (Tran 2021a).
     """
-    n = X.shape[0]
-    q, steps = schedule(n, batch_size, epochs, rule="B/n")
-    z = calibrate_noise(epsilon, delta, q, steps)
-    layout = cell_layout(s, y, fairness)
-    g = np.asarray(gammas, dtype=float)
-    weights = np.repeat(g[:, None], layout.n_cells, axis=1)
-    models = train_batched_dp_sgd(X, y, layout, weights=weights, noise_multiplier=z, clip_norm=clip_norm,
-                                  lr=lr, batch_size=batch_size, steps=steps, rng=rng)
-    out = tuple(LogisticModel(models.w[:, j].copy(), float(models.b[j])) for j in range(g.size))
-    return Tran2021aResult(out, tuple(float(v) for v in g), float(z), q, steps)
+    models, c = dpsgd_unit.fit(X, y, s, epsilon=epsilon, delta=delta, rng=rng, gammas=gammas, epochs=epochs,
+                               batch_size=batch_size, lr=lr, clip_norm=clip_norm, fairness=fairness)
+    return Tran2021aResult(models, tuple(float(v) for v in gammas), c.noise_multiplier, c.sampling_probability,
+                           c.steps, c)

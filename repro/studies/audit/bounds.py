@@ -28,7 +28,7 @@ from scipy import optimize, special, stats
 from repro.errors import InvalidParameterError
 
 __all__ = ["clopper_pearson_upper", "epsilon_lower_bound", "threshold_audit", "planned_threshold",
-           "exact_epsilon", "gaussian_delta", "gaussian_epsilon", "gaussian_mu"]
+           "exact_epsilon", "gaussian_delta", "gaussian_epsilon", "gaussian_mu", "gdp_mu_lower_bound"]
 
 
 def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
@@ -166,3 +166,18 @@ def gaussian_mu(epsilon: float, delta: float) -> float:
     while gaussian_delta(epsilon, hi) < delta:
         hi *= 2
     return float(optimize.brentq(lambda m: gaussian_delta(epsilon, m) - delta, 1e-9, hi, xtol=1e-13, rtol=1e-13))
+
+
+def gdp_mu_lower_bound(alpha_up: np.ndarray, beta_up: np.ndarray) -> float:
+    """Gaussian-DP μ lower bound from simultaneous upper bounds (α⁺, β⁺) on tests' type-I and type-II errors.
+
+    A μ-GDP mechanism keeps every test above G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (Dong, Roth & Su 2022, Definition 2.7),
+    which is non-increasing in α, so β ≤ β⁺ and α ≤ α⁺ give β⁺ ≥ G_μ(α⁺): μ ≥ Φ⁻¹(1 − α⁺) − Φ⁻¹(β⁺), and the
+    same with the roles swapped (the claims are symmetric). 0 when nothing is certified.
+    """
+    a = np.clip(np.asarray(alpha_up, dtype=float), 0.0, 1.0)
+    b = np.clip(np.asarray(beta_up, dtype=float), 0.0, 1.0)
+    with np.errstate(invalid="ignore"):
+        cands = np.r_[special.ndtri(1 - a) - special.ndtri(b), special.ndtri(1 - b) - special.ndtri(a)]
+    cands = cands[np.isfinite(cands)]
+    return float(max(0.0, np.max(cands, initial=0.0)))

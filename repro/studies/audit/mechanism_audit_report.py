@@ -11,7 +11,7 @@ import pandas as pd
 from repro.engine.results import ResultBundle
 from repro.plotting import save_figure
 from repro.privacy.guarantee import Label, fails_when_violated, is_nominal
-from repro.studies.audit.mechanisms import MECHANISMS
+from repro.studies.audit.mechanism_audit import REGISTRY
 
 
 def _fmt(v: float) -> str:
@@ -28,7 +28,7 @@ def _short_label(label: Label | str) -> str:
 def combined_rows(table: pd.DataFrame) -> list[dict[str, object]]:
     """One row per mechanism (in registry order): the claimed instance's numbers and its control's verdict."""
     rows = []
-    for name in MECHANISMS:
+    for name in REGISTRY:
         claimed = table[(table["mechanism"] == name) & (table["instance"] == "claimed")]
         if claimed.empty:
             continue
@@ -49,27 +49,42 @@ def combined_rows(table: pd.DataFrame) -> list[dict[str, object]]:
                 control_eps = float(b["audited_epsilon"])
             control = f"flagged ({where})" if b["verdict"] == "control flagged" else f"NOT FLAGGED ({where})"
         best = {k: float(c[k]) if k in c and pd.notna(c[k]) else math.nan
-                for k in ("best_delta", "claimed_epsilon_at_best", "audited_epsilon_at_best", "ratio_at_best")}
+                for k in ("best_delta", "claimed_epsilon_at_best", "audited_epsilon_at_best", "ratio_at_best",
+                          "ratio_headline", "gdp_mu_lower", "gdp_mu_claimed", "intended_noise_std",
+                          "observed_noise_std", "ceiling_ratio")}
         rows.append({"mechanism": name, "label": c["label"], "claimed": float(c["claimed_epsilon"]),
                      "best_delta": best["best_delta"], "claimed_at_best": best["claimed_epsilon_at_best"],
                      "audited_at_best": best["audited_epsilon_at_best"], "ratio_at_best": best["ratio_at_best"],
                      "delta": float(c["delta"]), "achievable": float(c["achievable_epsilon"]),
                      "how": c["achievable_how"], "audited": float(c["audited_epsilon"]), "ratio": float(c["ratio"]),
                      "method": c["method"], "runs": int(c["runs_per_side"]), "verdict": c["verdict"],
-                     "control": control, "control_epsilon": control_eps, "note": c["note"]})
+                     "control": control, "control_epsilon": control_eps, "note": c["note"],
+                     "ratio_headline": best["ratio_headline"], "mu_lower": best["gdp_mu_lower"],
+                     "mu_claimed": best["gdp_mu_claimed"], "sigma": best["intended_noise_std"],
+                     "sigma_observed": best["observed_noise_std"], "ceiling": best["ceiling_ratio"]})
     return rows
 
 
+def _ceiling(v: float) -> str:
+    return "—" if math.isnan(v) else (f"{v:.3f}" + (" (uninformative)" if v < 0.5 else ""))
+
+
 def markdown_table(rows: list[dict[str, object]]) -> str:
-    """claimed / achievable / audited / ratio / control, one line per mechanism."""
+    """claimed / achievable / audited / ratio / control, one line per mechanism; ratio at best δ against the
+    claimed ε(δ) there and against the headline ε; the oracle ceiling of the design ("uninformative" below 0.5);
+    the Gaussian-DP μ certified (beside the claim's central-limit μ, shipped audits); intended and observed
+    noise std (shipped audits)."""
     out = ["| mechanism | label | claimed ε (δ) | achievable ε | how | audited ε | audited/claimed | best δ "
-           "| claimed ε(best δ) | audited at best δ | ratio at best δ | method, runs/side | verdict | broken control |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| claimed ε(best δ) | audited at best δ | ratio at best δ | ratio to headline ε | oracle ceiling "
+           "| μ lower bound (claim μ) | noise std intended / observed | method, runs/side | verdict | broken control |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         bd = "—" if math.isnan(r["best_delta"]) else f"{r['best_delta']:.3g}"
         out.append(f"| {r['mechanism']} | {r['label']} | {_fmt(r['claimed'])} ({r['delta']:.3g}) | "
                    f"{_fmt(r['achievable'])} | {r['how']} | {_fmt(r['audited'])} | {_fmt(r['ratio'])} | {bd} | "
                    f"{_fmt(r['claimed_at_best'])} | {_fmt(r['audited_at_best'])} | {_fmt(r['ratio_at_best'])} | "
+                   f"{_fmt(r['ratio_headline'])} | {_ceiling(r['ceiling'])} | {_fmt(r['mu_lower'])} "
+                   f"({_fmt(r['mu_claimed'])}) | {_fmt(r['sigma'])} / {_fmt(r['sigma_observed'])} | "
                    f"{r['method']}, {r['runs']} | {r['verdict']} | {r['control']} |")
     return "\n".join(out)
 

@@ -9,7 +9,10 @@ the project's own accountant, so that achievable ≈ claimed and the audit can f
 ``broken=True`` runs the *broken-mechanism control*: the same attack on the same mechanism with 2×
 too little noise (statistical audits; for DP-FERMI ``strict`` the old amplified accounting of
 defect 1) or a deliberately wrong sensitivity / budget (exact audits), while the claim stays the
-correct one. The control must be flagged (audited > claimed); a control that is not flagged shows
+correct one: the DP-SGD and DP-FERMI audits configure their instance through the learner unit
+(``configure``) and run the control as a named deviation of that ``Configured``
+(``with_noise_multiplier``, ``dp_fermi_unit.amplified_accounting``), whose claim is the calibrated one.
+The control must be flagged (audited > claimed); a control that is not flagged shows
 an audit that cannot fail.
 
 Mechanisms and their specs: Algorithm 2's Laplace step (seed-003 §2.4), DP-SGD (seed-003 §2.7),
@@ -37,21 +40,18 @@ from scipy.special import expit
 
 from repro.bandits.policies import PrivateFairGreedy
 from repro.errors import InvalidParameterError
-from repro.fairness.private_postprocessing import guarantee as alg2_guarantee
-from repro.fairness.private_postprocessing import private_group_rates
+from repro.fairness.private_postprocessing import private_group_rates, step_guarantee
 from repro.learners import dp_fermi as fermi
-from repro.learners import dp_fermi_compiled, dp_sgd, dp_sgd_unit
+from repro.learners import dp_fermi_compiled, dp_fermi_unit, dp_sgd_unit
 from repro.learners.baselines import pf_ld, train_pf_ld, train_tran_2021a, tran_2021a
 from repro.learners.dp_fermi import STRICT_ALL_FEATURES, STRICT_SENSITIVE, prepare_dp_fermi
-from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
 from repro.learners.dp_sgd import train_dp_sgd_logistic
 from repro.learners.logistic import torch_linear_init
 from repro.privacy import ldp_mechanisms as ldp
 from repro.privacy import tree_mechanism
-from repro.privacy.accounting import dp_sgd_epsilon, dp_sgd_event, laplace_event
+from repro.privacy.accounting import laplace_event
 from repro.privacy.guarantee import Guarantee, Label, fails_when_violated, is_nominal
 from repro.privacy.profile import PrivacyProfile, gaussian_profile, pld_profile, point_profile, strict_profile
-from repro.privacy.strict_accountant import strict_epsilon
 from repro.privacy.tree_mechanism import TreeMechanism, gaussian_tree_sigma, tree_height
 from repro.studies.audit.bounds import (
     exact_epsilon,
@@ -203,7 +203,7 @@ def audit_laplace_step(runs: int, rng: np.random.Generator, *, broken: bool = Fa
     lb = threshold_audit(out_d, out_d1, 0.0, alpha, model="laplace", select=SELECT)
     profile = pld_profile(laplace_event(eps0), "PLD of the Laplace event (dp_accounting)")
     tr = profile_audit(out_d, out_d1, profile, eps0, alpha=alpha, select=SELECT, model="laplace")
-    return AuditResult("laplace-step", alg2_guarantee(eps0, eps0).with_epsilon(eps0), eff, "exact: Laplace shift 1/n₀ over scale 1/(n₀ε₀)", lb,
+    return AuditResult("laplace-step", step_guarantee(eps0), eff, "exact: Laplace shift 1/n₀ over scale 1/(n₀ε₀)", lb,
                        1 - alpha, runs, broken=broken, profile=profile, tradeoff=tr,
                        note=f"replace one h in group 0 (n0={n0}); threshold from a Laplace fit to 20% of the runs")
 
@@ -224,18 +224,20 @@ def audit_dp_sgd(runs: int, rng: np.random.Generator, *, broken: bool = False, e
     threshold comes from Gaussian fits to 20% of the runs. The expected-batch divisor is n on D and n + 1 on D′
     (Opacus; treated as public, as the accountant does). Control: the trainer runs at z/2.
     """
-    B = n + 1
-    q, T = dp_sgd.schedule(n, B, epochs)
-    q1, T1 = dp_sgd.schedule(n + 1, B, epochs)
-    if (q, T) != (1.0, epochs) or (q1, T1) != (q, T):
-        raise InvalidParameterError(f"the DP-SGD audit needs q = 1 on n and n + 1 records; got {(q, T)}, {(q1, T1)}")
-    z = dp_sgd.calibrate_noise(epsilon, delta, 1.0, T)
-    z_run = z / 2 if broken else z
-    lr = 1.0
+    B, lr = n + 1, 1.0
+    c = dp_sgd_unit.configure(n=n, epsilon=epsilon, delta=delta, clip_norm=clip, lr=lr, batch_size=B, epochs=epochs)
+    c1 = dp_sgd_unit.configure(n=n + 1, epsilon=epsilon, delta=delta, clip_norm=clip, lr=lr, batch_size=B,
+                               epochs=epochs)
+    q, T, z = c.sampling_probability, c.steps, c.noise_multiplier
+    if (q, T) != (1.0, epochs) or (c1.sampling_probability, c1.steps) != (q, T):
+        raise InvalidParameterError(f"the DP-SGD audit needs q = 1 on n and n + 1 records; got {(q, T)}, "
+                                    f"{(c1.sampling_probability, c1.steps)}")
+    run = c.with_noise_multiplier(z / 2, "half the calibrated noise") if broken else c
+    z_run = run.noise_multiplier
     X0, y0 = np.zeros((n, 1)), np.ones(n)
     X1, y1 = np.vstack([X0, [[x_canary]]]), np.r_[y0, 1.0]
 
-    cfg = dp_sgd_unit.DPSGDConfig(noise_multiplier=z_run, clip_norm=clip, lr=lr, batch_size=B, epochs=epochs)
+    cfg = run.config
 
     def draws(X: np.ndarray, y: np.ndarray) -> np.ndarray:
         out = np.empty(runs)
@@ -256,9 +258,9 @@ def audit_dp_sgd(runs: int, rng: np.random.Generator, *, broken: bool = False, e
 
     out_d, out_d1 = draws(X0, y0), draws(X1, y1)
     lb = threshold_audit(out_d, out_d1, delta, alpha, model="gaussian", select=SELECT)
-    profile = pld_profile(dp_sgd_event(z, 1.0, T), "PLD accountant that calibrated z (dp_accounting)")
+    profile = pld_profile(c.event, "PLD accountant that calibrated z (dp_accounting)")
     tr = profile_audit(out_d, out_d1, profile, epsilon, alpha=alpha, select=SELECT, model="gaussian")
-    return AuditResult("dp-sgd", dp_sgd_guarantee(epsilon, delta), dp_sgd_epsilon(z_run, 1.0, T, delta),
+    return AuditResult("dp-sgd", c.guarantee.with_epsilon(epsilon, delta), run.epsilon(delta),
                        "PLD accountant at q = 1 (T Gaussian mechanisms: exact for add/remove)", lb, 1 - alpha,
                        runs, broken=broken, profile=profile, tradeoff=tr,
                        note=f"add/remove canary; z={z:.3f} (run at {z_run:.3f}), q=1, T={T}, C={clip}, n={n}; "
@@ -366,7 +368,7 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
     """DP-FERMI ``strict`` (STRICT_SENSITIVE, seed-004 §4.4) under replace-one of the canary's s (0 ↔ 1).
 
     Calibrated with the exact strict accountant (:mod:`repro.privacy.strict_accountant`) at
-    (q, T) = :func:`repro.learners.dp_fermi.schedule`, δ = 1/n². The canary (record 0, x = ``x_canary`` = 10 in its
+    (q, T) from the unit (:func:`repro.learners.dp_fermi_unit.configure`), δ = 1/n². The canary (record 0, x = ``x_canary`` = 10 in its
     own column, y = 0) has a large unclipped non-sensitive θ part c (its BCE gradient), so its θ column
     reveals at which steps it was sampled (the bit the exact accountant reveals too). W starts from N(0, 1)
     (``w_init="normal"``, data-independent, known to the attacker); only runs whose W₀ has rows 0 and 1
@@ -391,10 +393,10 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
     delta = 1.0 / n**2
     cfg0 = STRICT_SENSITIVE.with_(lam=lam, batch_size=batch_size, epochs=epochs, w_init="normal",
                                   lr_theta=lr_theta, lr_w=1e-3)
-    q, T = fermi.schedule(cfg0, n)
-    z_exact = fermi.calibrate_privacy(cfg0, epsilon, delta, q, T)
-    z = dp_sgd.calibrate_noise(epsilon, delta, q, T) if broken else z_exact
-    cfg = cfg0.with_(noise_multiplier=z)
+    claimed = dp_fermi_unit.configure(cfg0, n=n, epsilon=epsilon, delta=delta)
+    run = dp_fermi_unit.amplified_accounting(claimed) if broken else claimed
+    q, T, z_exact, z, cfg = claimed.sampling_probability, claimed.steps, claimed.noise_multiplier, \
+        run.noise_multiplier, run.config
     X, y, s0 = _fermi_canary_data(n, 3, x_canary)
     s1 = s0.copy()
     s1[0] = 1
@@ -455,7 +457,7 @@ def audit_dp_fermi_strict(runs: int, rng: np.random.Generator, *, broken: bool =
     tr = profile_audit(out_d, out_d1, profile, epsilon, alpha=alpha, select=select, model=model)
     oracle = strict_oracle_bound(z, q, T, delta, runs, rng, alpha=alpha)
     how = "exact strict accountant (sampled-bit revealed; Binomial mixture of Gaussian compositions)"
-    return AuditResult("dp-fermi-strict", fermi.guarantee(cfg, epsilon, delta), strict_epsilon(z, q, T, delta), how,
+    return AuditResult("dp-fermi-strict", claimed.guarantee, run.epsilon(delta), how,
                        lb, 1 - alpha, runs, broken=broken, profile=profile, tradeoff=tr,
                        note=f"replace-one s of a canary with an unclipped part; z={z:.3f}"
                             f"{' (old amplified accounting, defect 1)' if broken else ''}, exact-accountant "
@@ -480,13 +482,14 @@ def audit_dp_fermi_strict_all(runs: int, rng: np.random.Generator, *, broken: bo
     expected-batch divisor is n on D and n + 1 on D′ (as the accountant, public). Control: z/2.
     """
     B = n + 1
-    q, T = dp_sgd.schedule(n, B, epochs)
-    if (q, T) != (1.0, epochs) or (q, T) != dp_sgd.schedule(n + 1, B, epochs):
+    hyper = dict(lam=lam, batch_size=B, epochs=epochs, lr_theta=0.1, lr_w=0.01)
+    claimed = dp_fermi_unit.configure(STRICT_ALL_FEATURES, n=n, epsilon=epsilon, delta=delta, **hyper)
+    q, T, z = claimed.sampling_probability, claimed.steps, claimed.noise_multiplier
+    on_more = dp_fermi_unit.configure(STRICT_ALL_FEATURES, n=n + 1, epsilon=epsilon, delta=delta, **hyper)
+    if (q, T) != (1.0, epochs) or (q, T) != (on_more.sampling_probability, on_more.steps):
         raise InvalidParameterError(f"the strict-all audit needs q = 1 on n and n + 1 records; got {(q, T)}")
-    z = dp_sgd.calibrate_noise(epsilon, delta, q, T)
-    z_run = z / 2 if broken else z
-    cfg = STRICT_ALL_FEATURES.with_(lam=lam, batch_size=B, epochs=epochs, noise_multiplier=z_run, lr_theta=0.1,
-                                    lr_w=0.01)
+    run = claimed.with_noise_multiplier(z / 2, "half the calibrated noise") if broken else claimed
+    z_run, cfg = run.noise_multiplier, run.config
     X0 = np.zeros((n, 1))
     s0 = np.arange(n) % 2
     y0 = (np.arange(n) // 2) % 2
@@ -505,9 +508,9 @@ def audit_dp_fermi_strict_all(runs: int, rng: np.random.Generator, *, broken: bo
 
     out_d, out_d1 = draws(X0, y0, s0), draws(X1, y1, s1)
     lb = threshold_audit(out_d, out_d1, delta, alpha, model="gaussian", select=SELECT)
-    profile = pld_profile(dp_sgd_event(z, q, T), "PLD accountant that calibrated z (dp_accounting)")
+    profile = pld_profile(claimed.event, "PLD accountant that calibrated z (dp_accounting)")
     tr = profile_audit(out_d, out_d1, profile, epsilon, alpha=alpha, select=SELECT, model="gaussian")
-    return AuditResult("dp-fermi-strict-all", fermi.guarantee(cfg, epsilon, delta), dp_sgd_epsilon(z_run, q, T, delta),
+    return AuditResult("dp-fermi-strict-all", claimed.guarantee, run.epsilon(delta),
                        "PLD accountant at q = 1 (T Gaussian mechanisms: exact for add/remove)", lb, 1 - alpha, runs,
                        broken=broken, profile=profile, tradeoff=tr,
                        note=f"add/remove canary, every iterate observed; z={z:.3f} (run at {z_run:.3f}), q=1, "

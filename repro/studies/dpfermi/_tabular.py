@@ -14,8 +14,9 @@ import numpy as np
 from repro.datasets import registry
 from repro.datasets.split import split as split_rows
 from repro.engine.trial import TrialContext
-from repro.fairness.metrics import eq_odds_gap, sp_gap
-from repro.studies.methods import Declared, Param
+from repro.fairness.notion import Fairness
+from repro.learners.unit import Configured, privacy_row
+from repro.studies.methods import Declared, Param, Trial
 
 __all__ = ["load_dataset", "split", "metrics", "privileged_group", "run_declared", "BASELINE_SGD"]
 
@@ -51,14 +52,14 @@ def split(ds, params: dict[str, Any], ctx: TrialContext, data: str):
             X[test], ds.y[test].astype(np.int64), ds.s[test].astype(np.int64))
 
 
-def metrics(prob_pred: np.ndarray, y: np.ndarray, s: np.ndarray, fairness: str) -> dict[str, float]:
-    """Error, DP violation (10), EO violation (11) of (possibly expected) 0/1 predictions."""
+def metrics(prob_pred: np.ndarray, y: np.ndarray, s: np.ndarray, fairness: Fairness | str) -> dict[str, float]:
+    """Error, DP violation (10), EO violation (11) of (possibly expected) 0/1 predictions, and the violation of
+    the figure's notion (:class:`repro.fairness.notion.Fairness`)."""
     p = np.asarray(prob_pred, dtype=float)
     err = float(np.mean(p * (1 - y) + (1 - p) * y))
-    dp = sp_gap(p, s)
-    eo = eq_odds_gap(p, s, y)
+    dp, eo = Fairness.DP.violation(p, s, y), Fairness.EO.violation(p, s, y)
     return {"error": err, "dp_violation": dp, "eo_violation": eo,
-            "violation": dp if fairness == "dp" else eo}
+            "violation": dp if Fairness(fairness) is Fairness.DP else eo}
 
 
 def privileged_group(y: np.ndarray, s: np.ndarray) -> int:
@@ -66,22 +67,26 @@ def privileged_group(y: np.ndarray, s: np.ndarray) -> int:
     return int(np.argmax(rates))
 
 
-def run_declared(method: Declared, params: dict[str, Any], ctx: TrialContext, data: str, ds,
-                 parts: tuple) -> tuple[list, list, dict]:
+def run_declared(method: Declared, trial: Trial) -> tuple[list, list, dict]:
     """A declared method's trial (:meth:`repro.studies.methods.Method.declare`): its learner on the training
     rows with the budget (ε, δ = 1/n²) and the trial's generator, one record per knob point scored on the test
-    rows, and the privacy row (the learner's reported noise and steps, the declared guarantee at this (ε, δ)).
+    rows, and the privacy row. A learner unit's ``fit`` returns ``(result, Configured)``: the row is then the
+    unit's (:func:`repro.learners.unit.privacy_row`: z, T and its guarantee); a learner that returns its result
+    alone reports the attributes it declares and the declared guarantee at this (ε, δ).
     Spec: seed-004 §7.2–§7.4, §8."""
-    Xtr, ytr, str_, Xte, yte, ste = parts
+    (Xtr, ytr, str_, Xte, yte, ste), params = trial.parts, trial.params
     learner = method.learner
     eps = float(params["epsilon"])
     n = Xtr.shape[0]
     delta = 1.0 / n**2
-    result = learner.fit(Xtr, ytr, str_, epsilon=eps, delta=delta, **learner.kwargs(params), rng=ctx.rng())
+    result = learner.fit(Xtr, ytr, str_, epsilon=eps, delta=delta, **learner.kwargs(params), rng=trial.ctx.rng())
+    result, configured = result if isinstance(result, tuple) and isinstance(result[-1], Configured) else (result, None)
     records = []
     for point, pred in zip(learner.points(result), learner.predictions(result, Xte), strict=True):
         knob = {} if point is None else {"knob": point}
         records.append({"method": method.name, **knob, **metrics(pred, yte, ste, params["fairness"])})
-    privacy = {"method": method.name, "epsilon": eps, "delta": delta, "n_train": n, **learner.report(result),
-               "guarantee": method.guarantee.with_epsilon(eps, delta).describe()}
+    head = {"method": method.name, "epsilon": eps, "delta": delta, "n_train": n}
+    if configured is not None:
+        return records, [{**head, **privacy_row(configured, "noise_multiplier", "steps", "guarantee")}], {}
+    privacy = {**head, **learner.report(result), "guarantee": method.guarantee.with_epsilon(eps, delta).describe()}
     return records, [privacy], {}

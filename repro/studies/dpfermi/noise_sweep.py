@@ -20,6 +20,7 @@ from typing import Any
 from repro.engine.study import Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
+from repro.fairness.notion import Fairness
 from repro.learners.dp_fermi import REFERENCE
 from repro.learners.dp_fermi_unit import configure, train_batch
 from repro.privacy.dpfermi_noise import group_floor
@@ -30,9 +31,7 @@ __all__ = ["STUDY", "run_trial"]
 
 def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     """Every (L, D) × λ × η_θ of one (dataset, fairness, ε) on one repetition. Spec: seed-004 §5(a)."""
-    fairness = str(params["fairness"])
-    if fairness not in ("dp", "eo"):
-        raise InvalidParameterError(f"fairness must be 'dp' or 'eo'; got {fairness!r}.")
+    fairness = str(Fairness.of(params["fairness"]))
     pairs = [tuple(float(v) for v in p) for p in params["clip_radius_pairs"]]
     if not pairs or any(len(p) != 2 or min(p) <= 0 for p in pairs):
         raise InvalidParameterError("clip_radius_pairs must be a non-empty list of [L, D] pairs with L, D > 0.")

@@ -61,10 +61,11 @@ from typing import Any
 from repro.engine.study import Batching, Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.engine.user_method import USER_KEY, fit_predict
-from repro.errors import InvalidParameterError
+from repro.fairness.notion import Fairness
 from repro.privacy.group import per_person
 from repro.studies.dpfermi import methods as method_registry
 from repro.studies.dpfermi._tabular import load_dataset, metrics, privileged_group, split
+from repro.studies.methods import Trial
 
 __all__ = ["STUDY", "run_trial", "load_dataset", "epsilon_label"]
 
@@ -96,9 +97,7 @@ def _run_user_method(params: dict[str, Any], ctx: TrialContext, parts: tuple) ->
 
 def _inputs(params: dict[str, Any], ctx: TrialContext) -> tuple[str, Any, tuple]:
     """The data mode, dataset and split of one trial (checked first)."""
-    fairness = params["fairness"]
-    if fairness not in ("dp", "eo"):
-        raise InvalidParameterError(f"fairness must be 'dp' or 'eo'; got {fairness!r}.")
+    Fairness.of(params["fairness"])   # one-line error before anything loads
     data = str(params["data"])
     ds = load_dataset(params["dataset"], data)
     return data, ds, _split(ds, params, ctx, data)
@@ -126,7 +125,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     if params.get(USER_KEY):
         records, privacy, tables, label = _run_user_method(params, ctx, parts)
     else:
-        records, privacy, tables = method_registry.get(method).run(params, ctx, data, ds, parts)
+        records, privacy, tables = method_registry.get(method).run(Trial(params, ctx, data, ds, parts))
         label = epsilon_label(method, str(params["variant"]))
     return _output(params, data, ds, records, privacy, tables, label)
 
@@ -153,7 +152,7 @@ def run_trials(params_list: list[dict[str, Any]], ctxs: list[TrialContext]) -> l
     for params, ctx in zip(params_list, ctxs, strict=True):
         data, ds, parts = _inputs(params, ctx)
         method = method_registry.get(str(params["method"]))
-        prepared.append((params, data, ds, method, method.prepare(params, ctx, data, ds, parts)))
+        prepared.append((params, data, ds, method, method.prepare(Trial(params, ctx, data, ds, parts))))
     method = prepared[0][3]
     fits = [fit for *_, fit in prepared]
     results = method.fit_many([f.X for f in fits], [f.y for f in fits], [f.s for f in fits],

@@ -36,7 +36,7 @@ per-sample gradients by ``jax.vmap``), θ noise ×λ, W noise from the exact bou
 noise multiplier calibrated so the stated ε holds for the joint (θ, W) mechanism w.r.t. race. Each record's
 unclipped loss and W-norm part enters every noisy sum, so add/remove amplification by subsampling does not
 apply: the exact strict accountant (:mod:`repro.privacy.strict_accountant`, the tabular engine's, via
-:func:`repro.learners.dp_fermi.calibrate_privacy`; issue 21, items 1–2) calibrates z. P̂_S is treated as public: these ε carry the *public-statistics caveat*. W in the
+:mod:`repro.learners.dp_fermi_cnn_unit`; issue 21, items 1–2) calibrates z. P̂_S is treated as public: these ε carry the *public-statistics caveat*. W in the
 Frobenius ball of radius 5 (the engine's strict default; W*'s entries reach 1/√ρ ≈ 3.75 here).
 
 Profiles (experiment file): ``full`` = the paper (128 px, 150 epochs, 5 seeds, ε ∈ {10, 25, 50, 100, 200},
@@ -56,22 +56,14 @@ from repro.engine.study import Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import sp_gap
-from repro.learners.dp_fermi import (
-    REFERENCE,
-    STRICT_SENSITIVE,
-    DPFermiConfig,
-    accountant_name,
-    reference_noise,
-)
-from repro.learners.dp_fermi import guarantee as dp_fermi_guarantee
-from repro.learners.dp_fermi_unit import configure
-from repro.privacy.dpfermi_noise import NoiseLevels, accountant_epsilons, group_floor
+from repro.learners import dp_fermi_cnn_unit as cnn_unit
+from repro.learners.unit import privacy_row
+from repro.privacy.dpfermi_noise import group_floor
 
 __all__ = [
     "run_trial",
     "RELEASED_LAMBDAS",
     "dp_violation_multiclass",
-    "noise_levels",
 ]
 
 log = logging.getLogger(__name__)
@@ -79,6 +71,7 @@ log = logging.getLogger(__name__)
 CODE_DEPENDENCIES = (
     "repro.learners.dp_fermi_cnn",
     "repro.learners.dp_fermi",
+    "repro.learners.dp_fermi_cnn_unit",
     "repro.datasets.utkface",
     "repro.privacy.dpfermi_noise",
 )
@@ -98,20 +91,6 @@ def dp_violation_multiclass(pred: np.ndarray, s: np.ndarray, n_classes: int = N_
     """Metric (10): max over classes y' and group pairs of |P(ŷ=y'|s1) − P(ŷ=y'|s2)| (spec §7.3)."""
     pred = np.asarray(pred)
     return float(max(sp_gap((pred == c).astype(float), s) for c in range(n_classes)))
-
-
-def noise_levels(
-    n: int, rho: float, epsilon: float, epochs: int, batch_size: int, clip_norm: float, w_radius: float
-) -> tuple[NoiseLevels, dict[str, float]]:
-    """Theorem 3.3(a) σ's (δ = 1/n², T = epochs·⌈n/m⌉, L_θ = ``clip_norm``, D = ``w_radius``) with the
-    theorem's conditions, and the RDP accountant's ε of that noise (one block, joint).
-
-    Spec §5 (UTKFace row)."""
-    delta = 1.0 / n**2
-    base = REFERENCE.with_(batch_size=batch_size, epochs=epochs, clip_norm=clip_norm, w_radius=w_radius,
-                           sampling="shuffle")
-    noise = reference_noise(base, n, epsilon, delta, rho, scope="sensitive")
-    return noise, accountant_epsilons(n, noise.steps, batch_size, epsilon, delta)
 
 
 def _lambdas(params: dict[str, Any], eps: float) -> list[float]:
@@ -135,7 +114,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     from repro.datasets import registry
     from repro.datasets.split import split
     from repro.datasets.utkface import load_images
-    from repro.learners.dp_fermi_cnn import predict, select_device, train_dp_fermi_jax_many, vgg_param_count
+    from repro.learners.dp_fermi_cnn import predict, select_device, vgg_param_count
 
     eps = float(params["epsilon"])
     res = int(params["resolution"])
@@ -170,46 +149,14 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
 
     n = train.size
     rho = group_floor(s_tr)
-    delta = 1.0 / n**2
-    lr_theta, lr_w = float(params["lr_theta"]), float(params["lr_w"])
-    if variant == "strict":
-        # exact strict accountant: the unclipped part of each record enters every noisy sum
-        strict = configure(
-            STRICT_SENSITIVE,
-            n=n,
-            epsilon=eps,
-            delta=delta,
-            head="softmax",
-            lr_theta=lr_theta,
-            lr_w=lr_w,
-            batch_size=B,
-            epochs=epochs,
-            clip_norm=float(params["strict_clip_norm"]),
-        )
-        cfg, q, steps = strict.config, strict.sampling_probability, strict.steps
-        z = cfg.noise_multiplier
-    else:
-        noise, acc = noise_levels(n, rho, eps, epochs, B, clip, radius)
-        steps = noise.steps
-        cfg = DPFermiConfig(
-            head="softmax",
-            ermi_form="full",
-            fairness="dp",
-            lr_theta=lr_theta,
-            lr_w=lr_w,
-            batch_size=B,
-            epochs=epochs,
-            theta_clip="batch",
-            clip_norm=clip,
-            w_radius=radius,
-            w_projection="frobenius",
-            w_init="normal",
-            theta_noise_scale="one",
-            w_noise_scale="lambda",
-            sampling="shuffle",
-            sigma_theta=noise.sigma_theta,
-            sigma_w=noise.sigma_w,
-        )
+    hyper = dict(lr_theta=float(params["lr_theta"]), lr_w=float(params["lr_w"]), batch_size=B, epochs=epochs,
+                 clip_norm=float(params["strict_clip_norm"]) if variant == "strict" else clip)
+    if variant == "reference":
+        hyper["w_radius"] = radius
+    # the CNN unit: Theorem 3.3(a)'s σ's (reference) or the exact strict accountant's z (the unclipped part of
+    # each record enters every noisy sum)
+    c = cnn_unit.configure(variant, n=n, epsilon=eps, delta=1.0 / n**2, rho=rho, **hyper)
+    cfg = c.config
     dev = select_device(device)
 
     def progress(t: int, total: int, ips: float) -> None:
@@ -219,20 +166,9 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     # every λ of the trial in one call: one program (vmap over the models) on an accelerator, in turn on a CPU;
     # each model restarts the trial's stream, so they share the initialisation, batches and noise draws (issue 34)
     together = len(lambdas) if dev.platform != "cpu" else 1
-    outs = train_dp_fermi_jax_many(
-        Xtr,
-        ytr,
-        s_tr,
-        [cfg.with_(lam=lam) for lam in lambdas],
-        rng=ctx.rng(),
-        model="vgg",
-        device=device,
-        n_classes=N_CLASSES,
-        noise_source=noise_source,
-        progress=progress,
-        norm_stats=test_norm,
-        w_rows=w_rows,
-    )
+    outs = cnn_unit.fit_many(Xtr, ytr, s_tr, [[cfg.with_(lam=lam) for lam in lambdas]], [ctx.rng()], model="vgg",
+                             device=device, n_classes=N_CLASSES, noise_source=noise_source, progress=progress,
+                             norm_stats=test_norm, w_rows=w_rows)[0]
     records, compute = [], []
     for lam, out in zip(lambdas, outs, strict=True):
         pred, _ = predict(out.params, Xte, device=device, running_stats=out.running_stats)
@@ -264,48 +200,19 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
                 "w_rows": w_rows,
             }
         )
-    declared = dp_fermi_guarantee(cfg, eps, delta)   # the engine's declaration for this privacy mode
+    common = {"method": "dp-fermi", "epsilon": eps, "epsilon_label": c.guarantee.label.value}
     if variant == "strict":
-        privacy = {
-            "method": "dp-fermi",
-            "epsilon": eps,
-            "epsilon_label": declared.label.value,
-            "delta": delta,
-            "n_train": n,
-            "steps": steps,
-            "batch_size": B,
-            "sampling_probability": q,
-            "accountant": accountant_name(cfg),
-            "rho": rho,
-            "clip_norm": cfg.clip_norm,
-            "w_radius": cfg.w_radius,
-            "noise_multiplier": z,
-            "eps_joint_pld": strict.accounted_epsilon,
-            "guarantee": declared.describe(),
-        }
+        privacy = {**common, **privacy_row(c, "delta", "n_train", "steps", "batch_size", "sampling_probability",
+                                           "accountant"),
+                   "rho": rho, **privacy_row(c, "clip_norm", "w_radius", "noise_multiplier",
+                                             eps_joint_pld="epsilon_pld"), **privacy_row(c, "guarantee")}
         return TrialOutput(records=records, tables={"privacy": [privacy], "compute": compute})
-    privacy = {
-        "method": "dp-fermi",
-        "epsilon": eps,
-        "epsilon_label": declared.label.value,
-        "delta": delta,
-        "n_train": n,
-        "steps": steps,
-        "batch_size": B,
-        "rho": rho,
-        "clip_norm": clip,
-        "w_radius": radius,
-        "sigma_theta": noise.sigma_theta,
-        "sigma_w": noise.sigma_w,
-        "noise_multiplier": acc["z"],
-        "eps_block_rdp": acc["block"],
-        "eps_joint_rdp": acc["joint"],
-        "eps_condition_ok": noise.conditions.eps_ok,
-        "steps_condition_ok": noise.conditions.steps_ok,
-        "min_steps": noise.conditions.min_steps,
-        "guarantee": declared.describe() + "; eps_*_rdp = the RDP accountant's epsilon of the noise actually "
-        "added under the paper's model (Poisson add/remove, per-sample sensitivity): indicative, not accounted",
-    }
+    privacy = {**common, **privacy_row(c, "delta", "n_train", "steps", "batch_size"), "rho": rho,
+               **privacy_row(c, "clip_norm", "w_radius", "sigma_theta", "sigma_w", "noise_multiplier",
+                             eps_block_rdp="block_epsilon_rdp", eps_joint_rdp="epsilon_rdp"),
+               **privacy_row(c, "eps_condition_ok", "steps_condition_ok", "min_steps"),
+               "guarantee": c.guarantee.describe() + "; eps_*_rdp = the RDP accountant's epsilon of the noise actually "
+               "added under the paper's model (Poisson add/remove, per-sample sensitivity): indicative, not accounted"}
     return TrialOutput(records=records, tables={"privacy": [privacy], "compute": compute})
 
 

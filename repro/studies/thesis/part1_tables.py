@@ -35,14 +35,17 @@ import numpy as np
 
 from repro.datasets import registry
 from repro.datasets.split import split as split_rows
+from repro.datasets.split import split_sizes
 from repro.datasets.tabular import Split, TabularDataset, split_training_part, standardize
-from repro.engine.study import Study
+from repro.engine.study import NoteNumbers, Study
 from repro.engine.trial import StreamSeed, TrialContext, TrialOutput
 from repro.engine.user_method import USER_KEY, fit_predict
 from repro.fairness.metrics import accuracy, sp_gap
+from repro.learners import dp_sgd_unit
+from repro.studies.methods import Trial
 from repro.studies.thesis import methods as method_registry
 
-__all__ = ["STUDY", "run_trial", "prepare", "split_stream"]
+__all__ = ["STUDY", "NOTE_NUMBERS", "note_numbers", "run_trial", "prepare", "split_stream"]
 
 
 def split_stream(ctx: TrialContext, dataset: str, split: str, subsample: int) -> StreamSeed:
@@ -103,10 +106,69 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
                         str(params["data"]))
     if params.get(USER_KEY):
         return _run_user_method(ds, sp, X, params, ctx)
-    return method_registry.get(method).run(ds, sp, X, params, ctx.rng())
+    return method_registry.get(method).run(Trial(params, ctx, str(params["data"]), ds, (sp, X)))
+
+
+#: the derived numbers the notes of Tables 3.1–3.4 print (:func:`note_numbers`); ``authors_*`` at data mode
+#: ``authors``, the others at ``clean``
+NOTE_NUMBERS = ("n_fit", "batches", "q", "T", "noise_multiplier", "sigma", "eps_dpsgd_target", "thesis_sigma_eps",
+                "thesis_sigma_eps_rdp", "authors_train", "authors_n_fit", "authors_batches", "authors_q", "authors_T")
+#: the 2/3–1/3 split of the training part (:func:`repro.datasets.tabular.split_training_part`)
+_FIT_FRACTION = 2 / 3
+_NEEDS_DATA = "(needs the data)"
+
+
+def _n_fit(dataset: str, data: str, subsample: int) -> tuple[int, int] | None:
+    """(75 % training part, the rows Algorithm 2 fits on) of ``dataset`` in mode ``data``, from its registered
+    row count and the split fractions of :func:`prepare`, without loading it (None when it declares none)."""
+    entry = registry.get_dataset(dataset)
+    if data not in entry.data_modes or entry.rows(data) is None:
+        return None
+    train, _ = split_sizes(entry, data, n=int(entry.rows(data)), subsample=subsample, train_fraction=0.75)
+    return train, int(_FIT_FRACTION * train)
+
+
+def note_numbers(params: dict[str, Any]) -> dict[str, Any]:
+    """The notes' derived numbers at ``params`` (the full profile's): the DP-SGD unit's ``configure`` on the
+    rows Algorithm 2 fits on, as :mod:`repro.studies.thesis.methods.algorithm2` calls it. ``n_fit``: rows of
+    the fit part; ``batches``: ⌈n_fit/B⌉ (q = 1/batches under Opacus's rule); ``q``, ``T``: the actual
+    schedule; ``noise_multiplier``, ``sigma``: the calibrated variant's z and σ = z·C; ``thesis_sigma_eps`` (PLD)
+    and ``thesis_sigma_eps_rdp``: the ε the thesis's σ spends on the actual (q, T); ``eps_dpsgd_target``:
+    ε′ − ε₀ − ε₁; ``authors_n_fit``, ``authors_batches``, ``authors_q``, ``authors_T``: the same at data mode
+    ``authors`` (``authors_train``: its 75 % part). All at data mode ``clean`` otherwise. A dataset without a
+    registered row count gives each count's formula, marked "(needs the data)"."""
+    hyper = dict(clip_norm=float(params["clip_norm"]), lr=float(params["lr"]), batch_size=int(params["batch_size"]),
+                 epochs=int(params["epochs"]), sampling_rule=str(params["sampling_rule"]))
+    delta, clip = float(params["delta"]), float(params["clip_norm"])
+    target = float(params["eps_prime"]) - float(params["eps0"]) - float(params["eps1"])
+    out: dict[str, Any] = {"eps_dpsgd_target": round(target, 12)}
+    for data, prefix in (("clean", ""), ("authors", "authors_")):
+        sizes = _n_fit(str(params["dataset"]), data, int(params["subsample"]))
+        if sizes is None:
+            formula = f"int(2/3 · round(0.75 · rows of {params['dataset']} ({data}))) {_NEEDS_DATA}"
+            out.update({f"{prefix}n_fit": formula,
+                        f"{prefix}batches": f"⌈n_fit/{hyper['batch_size']}⌉ {_NEEDS_DATA}",
+                        f"{prefix}q": _NEEDS_DATA, f"{prefix}T": _NEEDS_DATA})
+            out.update(dict.fromkeys(("authors_train",) if prefix else ("noise_multiplier", "sigma", "thesis_sigma_eps",
+                                                                        "thesis_sigma_eps_rdp"), _NEEDS_DATA))
+            continue
+        train, n_fit = sizes
+        thesis_z = float(params["thesis_sigma"]) / clip
+        thesis = dp_sgd_unit.configure(n=n_fit, epsilon=None, delta=delta, noise_multiplier=thesis_z, **hyper)
+        q, steps = thesis.sampling_probability, thesis.steps
+        out.update({f"{prefix}n_fit": n_fit, f"{prefix}batches": steps // int(hyper["epochs"]), f"{prefix}q": q,
+                    f"{prefix}T": steps})
+        if prefix:
+            out["authors_train"] = train
+            continue
+        calibrated = dp_sgd_unit.configure(n=n_fit, epsilon=target, delta=delta, **hyper)
+        out.update({"noise_multiplier": calibrated.noise_multiplier, "sigma": calibrated.sigma["sigma"],
+                    "thesis_sigma_eps": thesis.guarantee.epsilon,
+                    "thesis_sigma_eps_rdp": thesis.epsilon(delta, "rdp")})
+    return out
 
 
 #: methods: the files of repro.studies.thesis.methods; `repro run ID --with FILE.py` adds a researcher's
 #: method (:func:`_run_user_method`); values: non-metric value columns of a record
 STUDY = Study(run_trial=run_trial, values=("eps_label",), version="1", methods=tuple(method_registry.methods()),
-              user_methods=True, scopes=("split",))
+              user_methods=True, scopes=("split",), note_numbers=NoteNumbers(NOTE_NUMBERS, note_numbers))

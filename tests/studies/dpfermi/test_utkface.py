@@ -13,10 +13,10 @@ from repro.datasets import registry
 from repro.datasets.split import split
 from repro.engine.spec import get_experiment
 from repro.engine.spec import load_experiment as _load
+from repro.learners import dp_fermi_cnn_unit as cnn_unit
 from repro.studies.dpfermi.utkface import (
     RELEASED_LAMBDAS,
     dp_violation_multiclass,
-    noise_levels,
 )
 from repro.studies.dpfermi.utkface_report import claim_verdicts, released_curves
 
@@ -57,15 +57,17 @@ def test_noise_of_the_paper_configuration_matches_the_spec_table() -> None:
     sw = [0.076, 0.030, 0.015, 0.0076, 0.0038]
     st = [0.30, 0.12, 0.061, 0.030, 0.015]
     for eps, w, t in zip((10.0, 25.0, 50.0, 100.0, 200.0), sw, st, strict=True):
-        noise, acc = noise_levels(17_781, 0.071, eps, 150, 64, 2.0, 2.0)
-        assert noise.steps == 41_700
-        assert noise.sigma_w == pytest.approx(w, rel=0.03)
-        assert noise.sigma_theta == pytest.approx(t, rel=0.03)
-        assert not noise.conditions.steps_ok
-        assert noise.conditions.eps_ok == (eps < 39.1)
-        assert acc["block"] > eps and acc["joint"] > acc["block"]  # caveat 2: the ε are nominal
+        c = cnn_unit.configure("reference", n=17_781, epsilon=eps, rho=0.071, epochs=150, batch_size=64,
+                               clip_norm=2.0, w_radius=2.0, warn=False)
+        assert c.steps == 41_700
+        assert c.sigma["sigma_w"] == pytest.approx(w, rel=0.03)
+        assert c.sigma["sigma_theta"] == pytest.approx(t, rel=0.03)
+        assert not c.conditions.steps_ok
+        assert c.conditions.eps_ok == (eps < 39.1)
+        block, joint = c.epsilon(accountant="rdp", part="block"), c.epsilon(accountant="rdp")
+        assert block > eps and joint > block  # caveat 2: the ε are nominal
         if eps == 10.0:  # spec §5 caveat 2: "the RDP accountant gives ε ≈ 80 for a single block"
-            assert acc["block"] == pytest.approx(80, rel=0.05)
+            assert block == pytest.approx(80, rel=0.05)
 
 
 def test_released_grids_agree_with_the_reference_data_and_the_experiment_file() -> None:

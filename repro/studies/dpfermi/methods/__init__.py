@@ -1,7 +1,8 @@
 """The methods of the tabular DP-FERMI figures, one file per method (:mod:`repro.studies.methods`).
 
-Each file defines ``METHOD`` whose ``run(params, ctx, data, ds, parts) -> (records, privacy rows, tables)``
-trains every knob point of one (dataset, ε) cell on ``parts`` = (X, y, s) of the training and test rows
+Each file defines ``METHOD`` whose ``run(trial) -> (records, privacy rows, tables)`` (a
+:class:`repro.studies.methods.Trial`) trains every knob point of one (dataset, ε) cell on ``trial.parts`` = (X, y,
+s) of the training and test rows
 (:func:`repro.studies.dpfermi._tabular.split`). The baselines are declarations run by
 :func:`repro.studies.dpfermi._tabular.run_declared`; DP-FERMI is its batched hook (``Method.batched``).
 """

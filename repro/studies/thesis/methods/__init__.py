@@ -1,7 +1,8 @@
 """The methods of the thesis Part I tables (3.1–3.4), one file per method (:mod:`repro.studies.methods`).
 
-Each file defines ``METHOD`` whose ``run(ds, split, X, params, rng) -> TrialOutput`` trains on the prepared
-split of :func:`repro.studies.thesis.part1_tables.prepare` and scores on its test rows. The DP-FERMI rows are
+Each file defines ``METHOD`` whose ``run(trial) -> TrialOutput`` (a :class:`repro.studies.methods.Trial`,
+``trial.parts`` = (split, standardised X) of :func:`repro.studies.thesis.part1_tables.prepare`) trains on the
+prepared split and scores on its test rows; it draws the trial's generator ``trial.ctx.rng()`` once. The DP-FERMI rows are
 declarations run by :func:`repro.studies.thesis.methods._fermi.run_fermi`; Algorithm 2 writes its own ``run``.
 """
 

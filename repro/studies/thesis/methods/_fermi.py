@@ -10,18 +10,14 @@ clipping and noise calibrated by the accountant. Spec: seed-003 §3.3; seed-004-
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-import numpy as np
-
-from repro.datasets.tabular import Split, TabularDataset
 from repro.engine.trial import TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import accuracy, sp_gap
 from repro.learners.dp_fermi_unit import configure, train_batch
-from repro.privacy.accounting import dp_sgd_epsilon
+from repro.learners.unit import privacy_row
 from repro.privacy.dpfermi_noise import group_floor
-from repro.studies.methods import Declared
+from repro.studies.methods import Declared, Trial
 
 _GROUP_INDEX = {"female": 0, "male": 1}
 
@@ -39,10 +35,10 @@ class Fermi:
             raise InvalidParameterError(f"a thesis DP-FERMI row is 'reference' (either group) or 'strict-all'; got {self}.")
 
 
-def run_fermi(method: Declared, ds: TabularDataset, sp: Split, X: np.ndarray, params: dict[str, Any],
-              rng: np.random.Generator) -> TrialOutput:
+def run_fermi(method: Declared, trial: Trial) -> TrialOutput:
     """One DP-FERMI record of the declared row ``method`` (its learner a :class:`Fermi`; its ε label the
     declared guarantee's)."""
+    ds, (sp, X), params, rng = trial.ds, trial.parts, trial.params, trial.ctx.rng()
     row: Fermi = method.learner
     lam = float(params["lambda"])
     tr = sp.full_train
@@ -54,9 +50,7 @@ def run_fermi(method: Declared, ds: TabularDataset, sp: Split, X: np.ndarray, pa
     if row.variant == "strict-all":
         c = configure("strict-all", n=n, epsilon=eps_prime, delta=delta,
                       clip_norm=float(params["strict_clip_norm"]), **hyper)
-        nm, q = c.config.noise_multiplier, c.sampling_probability
-        extra = {"noise_multiplier": nm, "eps_total": dp_sgd_epsilon(nm, q, c.steps, delta),
-                 "eps_dpsgd_rdp": dp_sgd_epsilon(nm, q, c.steps, delta, "rdp")}
+        extra = privacy_row(c, "noise_multiplier", eps_total="epsilon_pld", eps_dpsgd_rdp="epsilon_rdp")
     else:
         group = _GROUP_INDEX[str(params["fermi_code_group"])]
         if row.other_group:
@@ -64,7 +58,7 @@ def run_fermi(method: Declared, ds: TabularDataset, sp: Split, X: np.ndarray, pa
         c = configure("reference", n=n, epsilon=eps_prime, delta=delta, rho=group_floor(ds.s[tr]), noise_scope="all",
                       warn=False, code_group=group, clip_norm=float(params["fermi_lipschitz"]),
                       w_radius=float(params["fermi_w_radius"]), **hyper)
-        extra = {"sigma_theta": c.config.sigma_theta, "sigma_w": c.config.sigma_w}
+        extra = privacy_row(c, "sigma_theta", "sigma_w")
     res = train_batch(X[tr], ds.y[tr], ds.s[tr], [c.config], rng=rng)[0]
     pred = res.model.predict(X[sp.test])
     return TrialOutput(records=[{"method": method.name, "accuracy": accuracy(pred, ds.y[sp.test]),

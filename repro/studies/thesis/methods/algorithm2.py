@@ -19,12 +19,12 @@ from repro.engine.trial import TrialOutput
 from repro.fairness.metrics import accuracy, sp_gap
 from repro.fairness.private_postprocessing import algorithm2, apply_rule
 from repro.fairness.private_postprocessing import guarantee as postprocessing_guarantee
+from repro.learners import dp_sgd_unit
 from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
-from repro.learners.dp_sgd_unit import configure, train
-from repro.privacy.accounting import dp_sgd_epsilon
+from repro.learners.unit import privacy_row
 from repro.privacy.group import privacy_unit
 from repro.privacy.guarantee import compose
-from repro.studies.methods import Method
+from repro.studies.methods import Method, Trial
 
 ALG2 = "Algorithm 2"
 BASE = "DP-SGD (before post-processing)"
@@ -34,15 +34,15 @@ BASE = "DP-SGD (before post-processing)"
 GUARANTEE = compose(dp_sgd_guarantee(math.inf, 0.0), postprocessing_guarantee(math.inf, math.inf))
 
 
-def _configure(params: dict[str, Any], n_fit: int):
-    """DP-SGD calibrated to ε′ − ε₀ − ε₁ (or the thesis's σ as given, variant ``thesis-sigma``)."""
-    hyper = dict(clip_norm=float(params["clip_norm"]), lr=float(params["lr"]), batch_size=int(params["batch_size"]),
-                 epochs=int(params["epochs"]), sampling_rule=str(params["sampling_rule"]))
+def _budget(params: dict[str, Any]) -> dict[str, Any]:
+    """The DP-SGD unit's budget and hyperparameters: ε′ − ε₀ − ε₁ (calibrated), or the thesis's σ as given
+    (variant ``thesis-sigma``)."""
+    hyper = dict(delta=float(params["delta"]), clip_norm=float(params["clip_norm"]), lr=float(params["lr"]),
+                 batch_size=int(params["batch_size"]), epochs=int(params["epochs"]),
+                 sampling_rule=str(params["sampling_rule"]))
     if params["variant"] == "thesis-sigma":
-        return configure(n=n_fit, epsilon=None, delta=float(params["delta"]),
-                         noise_multiplier=float(params["thesis_sigma"]) / float(params["clip_norm"]), **hyper)
-    target = float(params["eps_prime"]) - float(params["eps0"]) - float(params["eps1"])
-    return configure(n=n_fit, epsilon=target, delta=float(params["delta"]), **hyper)
+        return {**hyper, "epsilon": None, "noise_multiplier": float(params["thesis_sigma"]) / float(params["clip_norm"])}
+    return {**hyper, "epsilon": float(params["eps_prime"]) - float(params["eps0"]) - float(params["eps1"])}
 
 
 def provenance(ds: TabularDataset, sp: Split) -> dict[str, list[dict[str, Any]]]:
@@ -56,14 +56,12 @@ def provenance(ds: TabularDataset, sp: Split) -> dict[str, list[dict[str, Any]]]
                       "rows_per_person": rows_per_person, "privacy_unit": unit}]}
 
 
-def run(ds: TabularDataset, sp: Split, X: np.ndarray, params: dict[str, Any],
-        rng: np.random.Generator) -> TrialOutput:
+def run(trial: Trial) -> TrialOutput:
     """Both records (base model, Algorithm 2). Spec: seed-003 §2.7 steps 3–6."""
+    ds, (sp, X), params, rng = trial.ds, trial.parts, trial.params, trial.ctx.rng()
     Xa = np.hstack([X, ds.s[:, None].astype(np.float64)])  # input [x, A] (spec §2.7 step 3)
-    c = _configure(params, sp.train.size)
-    q, steps, nm = c.sampling_probability, c.steps, c.config.noise_multiplier
-    res = train(Xa[sp.train], ds.y[sp.train], c.config, rng=rng)
-    eps0, eps1, delta = float(params["eps0"]), float(params["eps1"]), float(params["delta"])
+    res, c = dp_sgd_unit.fit(Xa[sp.train], ds.y[sp.train], rng=rng, **_budget(params))
+    eps0, eps1 = float(params["eps0"]), float(params["eps1"])
     h_post = res.model.predict(Xa[sp.post])
     rule, rates = algorithm2(h_post, ds.s[sp.post], eps0, eps1, rng=rng)
     h_test = res.model.predict(Xa[sp.test])
@@ -71,9 +69,8 @@ def run(ds: TabularDataset, sp: Split, X: np.ndarray, params: dict[str, Any],
     fair = apply_rule(h_test, s_test, rule, rng=rng)
     base = c.guarantee
     eps_sgd = base.epsilon
-    eps_sgd_rdp = dp_sgd_epsilon(nm, q, steps, delta, "rdp")
-    common = {"noise_multiplier": nm, "noise_std": nm * float(params["clip_norm"]), "q": q,
-              "steps": float(steps), "eps_dpsgd": eps_sgd, "eps_dpsgd_rdp": eps_sgd_rdp}
+    common = {**privacy_row(c, "noise_multiplier", noise_std="sigma", q="sampling_probability"),
+              "steps": float(c.steps), "eps_dpsgd": eps_sgd, **privacy_row(c, eps_dpsgd_rdp="epsilon_rdp")}
     alg2 = compose(base, postprocessing_guarantee(eps0, eps1))
     return TrialOutput(records=[
         {"method": BASE, "accuracy": accuracy(h_test, y_test), "sp_gap": sp_gap(h_test, s_test),

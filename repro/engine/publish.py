@@ -1,0 +1,134 @@
+"""Publish the latest full-profile runs into ``docs/results/``, the folder the results site is built from.
+
+``python -m repro.engine.publish RESULTS_DIR [RESULTS_DIR ...] [--out docs/results]`` copies, for every result,
+the default variant's ``full`` run (``cpu`` where the full profile needs an accelerator and no full run is
+saved) found in the first folder that holds one: ``run.json``, ``summary.csv``, ``trials.csv``, ``tables/*.csv``
+and the PNG figures (no PDFs, no caches). ``run.json`` is published without what names the machine it ran on
+(``argv``, the ``--out`` folder in ``command``). A result none of the folders holds keeps what was published
+before. The published folder may hold at most :data:`LIMIT_BYTES`; a copy that would exceed it is refused
+before anything is written. ``repro report --html --from docs/results`` then builds the site from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from repro.engine.fidelity import FULL_PROFILE
+from repro.engine.spec import ExperimentSpec, load_all
+from repro.errors import InvalidParameterError
+
+__all__ = ["LIMIT_BYTES", "published_run", "publish_files", "sanitised_run", "publish", "main"]
+
+#: the most the published folder may hold (every result together)
+LIMIT_BYTES = 10 * 1024 * 1024
+_FILES = ("run.json", "summary.csv", "trials.csv")
+
+
+def published_run(spec: ExperimentSpec, folders: Sequence[Path]) -> Path | None:
+    """The run of ``spec`` to publish: the first ``<folder>/<id>/full/`` with a ``run.json``; else, for a result
+    whose full profile needs an accelerator (it offers ``cpu``), the first ``<folder>/<id>/cpu/``."""
+    profiles = [FULL_PROFILE, *(["cpu"] if "cpu" in spec.profiles else [])]
+    for profile in profiles:
+        for folder in folders:
+            directory = Path(folder) / spec.id / profile
+            if (directory / "run.json").is_file():
+                return directory
+    return None
+
+
+def publish_files(directory: Path) -> list[Path]:
+    """The files of a run that are published, relative to its folder."""
+    names = [Path(n) for n in _FILES if (directory / n).is_file()]
+    names += sorted(p.relative_to(directory) for p in (directory / "tables").glob("*.csv")) \
+        if (directory / "tables").is_dir() else []
+    return names + sorted(p.relative_to(directory) for p in directory.glob("*.png"))
+
+
+_OUT = re.compile(r"\s--out(?:=|\s+)(?:'[^']*'|\"[^\"]*\"|\S+)")
+
+
+def sanitised_run(run: Mapping[str, Any]) -> dict[str, Any]:
+    """``run.json`` as published: without ``argv`` (the machine's path to the command) and without the
+    ``--out`` folder in ``command`` (where the run was written says nothing about how it was made)."""
+    out = {k: v for k, v in run.items() if k != "argv"}
+    if isinstance(out.get("command"), str):
+        out["command"] = _OUT.sub("", out["command"])
+    return out
+
+
+def _size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else 0
+
+
+def publish(specs: Mapping[str, ExperimentSpec], folders: Sequence[Path], out: Path) -> dict[str, Path]:
+    """Copy every result's run to publish (:func:`published_run`) into ``out/<id>/``; return {id: source run}.
+
+    Raises
+    ------
+    InvalidParameterError
+        When no folder holds a run to publish, or the published folder would exceed :data:`LIMIT_BYTES`
+        (nothing is written then).
+    """
+    out = Path(out)
+    chosen = {eid: d for eid, spec in sorted(specs.items()) if (d := published_run(spec, folders)) is not None}
+    if not chosen:
+        raise InvalidParameterError(f"no full-profile run under {', '.join(map(str, folders))}; run "
+                                    "`repro run all --profile full --jobs 2` first (or name the folder holding it)")
+    new = {eid: sum((d / f).stat().st_size for f in publish_files(d)) for eid, d in chosen.items()}
+    kept = sum(_size(p) for p in out.iterdir() if p.is_dir() and p.name not in chosen) if out.is_dir() else 0
+    total = kept + sum(new.values())
+    if total > LIMIT_BYTES:
+        largest = ", ".join(f"{e} {b / 1e6:.1f} MB" for e, b in sorted(new.items(), key=lambda x: -x[1])[:3])
+        raise InvalidParameterError(f"the published results would take {total / 1e6:.1f} MB, over the "
+                                    f"{LIMIT_BYTES / 1e6:.1f} MB limit (largest: {largest}); nothing was written")
+    out.mkdir(parents=True, exist_ok=True)
+    for eid, directory in chosen.items():
+        tmp = Path(tempfile.mkdtemp(dir=out, prefix=f".{eid}.", suffix=".partial"))
+        try:
+            target = tmp / directory.name
+            for rel in publish_files(directory):
+                (target / rel).parent.mkdir(parents=True, exist_ok=True)
+                if rel.name == "run.json":
+                    run = json.loads((directory / rel).read_text(encoding="utf-8"))
+                    (target / rel).write_text(json.dumps(sanitised_run(run), indent=2) + "\n", encoding="utf-8")
+                else:
+                    shutil.copyfile(directory / rel, target / rel)
+            for path in [tmp, *tmp.rglob("*")]:
+                path.chmod(0o755 if path.is_dir() else 0o644)
+            final = out / eid
+            if final.exists():
+                shutil.rmtree(final)
+            tmp.rename(final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return chosen
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m repro.engine.publish", description=__doc__.split("\n")[0])
+    parser.add_argument("results", nargs="+", help="results folder(s) holding full-profile runs; the first holding "
+                                                   "a result's run is read")
+    parser.add_argument("--out", default="docs/results", help="the published folder (default: docs/results)")
+    args = parser.parse_args(argv)
+    try:
+        chosen = publish(load_all(strict=True), [Path(r) for r in args.results], Path(args.out))
+    except InvalidParameterError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for eid, directory in chosen.items():
+        print(f"{eid}: {directory}")
+    print(f"{len(chosen)} results published in {args.out} ({_size(Path(args.out)) / 1e6:.1f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
