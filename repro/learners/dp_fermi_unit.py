@@ -38,7 +38,6 @@ from repro.learners.dp_fermi import (
     DPFermiResult,
     accountant_name,
     calibrate_privacy,
-    noise_stds,
     privacy_event,
     reference_noise,
     schedule,
@@ -128,11 +127,6 @@ def event(config: DPFermiConfig, n: int):
     return privacy_event(config, config.noise_multiplier, q, steps)
 
 
-def _theta_sigma(config: DPFermiConfig) -> dict[str, float]:
-    """The θ noise std of a per-sample-private configuration (:func:`repro.learners.dp_fermi.noise_stds`)."""
-    return {"sigma_theta": float(noise_stds([config], [], config.ermi_form, 0)[0][0])}
-
-
 def configure(variant: str | DPFermiConfig, *, n: int, epsilon: float, delta: float | None = None,
               rho: float | None = None, noise_scope: NoiseScope | str = NoiseScope.SENSITIVE,
               warn: bool = True, **hyper) -> Configured:
@@ -174,8 +168,7 @@ def configure(variant: str | DPFermiConfig, *, n: int, epsilon: float, delta: fl
         z = 0.0 if math.isinf(epsilon) else calibrate_privacy(config, epsilon, delta, q, steps)
         config = config.with_(noise_multiplier=z)
         return Configured(config, engine_guarantee(config, epsilon, delta), n, delta, steps, q, z,
-                          privacy_event(config, z, q, steps), sigma=_theta_sigma(config),
-                          accountant=accountant_name(config), event_of=event, sigma_of=_theta_sigma,
+                          privacy_event(config, z, q, steps), accountant=accountant_name(config), event_of=event,
                           schedule_of=schedule, event_at=privacy_event)
     if rho is None:
         raise InvalidParameterError("the reference noise (Theorem 3.3) needs the group floor rho.")
