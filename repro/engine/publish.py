@@ -3,7 +3,8 @@
 ``python -m repro.engine.publish RESULTS_DIR [RESULTS_DIR ...] [--out docs/results]`` copies, for every result,
 the default variant's ``full`` run (``cpu`` where the full profile needs an accelerator and no full run is
 saved) found in the first folder that holds one: ``run.json``, ``summary.csv``, ``trials.csv``, ``tables/*.csv``
-and the PNG figures (no PDFs, no caches). ``run.json`` is published without what names the machine it ran on
+up to :data:`TABLE_LIMIT_BYTES` each (larger ones are named in the published ``run.json``) and the PNG figures
+(no PDFs, no caches). ``run.json`` is published without what names the machine it ran on
 (``argv``, the ``--out`` folder in ``command``). A result none of the folders holds keeps what was published
 before. The published folder may hold at most :data:`LIMIT_BYTES`; a copy that would exceed it is refused
 before anything is written. ``repro report --html --from docs/results`` then builds the site from it.
@@ -25,10 +26,14 @@ from repro.engine.fidelity import FULL_PROFILE
 from repro.engine.spec import ExperimentSpec, load_all
 from repro.errors import InvalidParameterError
 
-__all__ = ["LIMIT_BYTES", "published_run", "publish_files", "sanitised_run", "publish", "main"]
+__all__ = ["LIMIT_BYTES", "TABLE_LIMIT_BYTES", "published_run", "publish_files", "sanitised_run", "publish",
+           "unpublished_tables", "main"]
 
 #: the most the published folder may hold (every result together)
 LIMIT_BYTES = 10 * 1024 * 1024
+#: the largest ``tables/*.csv`` published; a larger one (a figure's raw curves) is left out and named in the
+#: published ``run.json`` (``unpublished_tables``): the figures and the summary carry what the site shows
+TABLE_LIMIT_BYTES = 256 * 1024
 _FILES = ("run.json", "summary.csv", "trials.csv")
 
 
@@ -47,9 +52,18 @@ def published_run(spec: ExperimentSpec, folders: Sequence[Path]) -> Path | None:
 def publish_files(directory: Path) -> list[Path]:
     """The files of a run that are published, relative to its folder."""
     names = [Path(n) for n in _FILES if (directory / n).is_file()]
-    names += sorted(p.relative_to(directory) for p in (directory / "tables").glob("*.csv")) \
-        if (directory / "tables").is_dir() else []
+    names += [p.relative_to(directory) for p in _tables(directory) if p.stat().st_size <= TABLE_LIMIT_BYTES]
     return names + sorted(p.relative_to(directory) for p in directory.glob("*.png"))
+
+
+def _tables(directory: Path) -> list[Path]:
+    return sorted((directory / "tables").glob("*.csv")) if (directory / "tables").is_dir() else []
+
+
+def unpublished_tables(directory: Path) -> dict[str, int]:
+    """{table: bytes} of the run's tables over :data:`TABLE_LIMIT_BYTES`, which are not published."""
+    return {p.relative_to(directory).as_posix(): p.stat().st_size for p in _tables(directory)
+            if p.stat().st_size > TABLE_LIMIT_BYTES}
 
 
 _OUT = re.compile(r"\s--out(?:=|\s+)(?:'[^']*'|\"[^\"]*\"|\S+)")
@@ -97,8 +111,10 @@ def publish(specs: Mapping[str, ExperimentSpec], folders: Sequence[Path], out: P
             for rel in publish_files(directory):
                 (target / rel).parent.mkdir(parents=True, exist_ok=True)
                 if rel.name == "run.json":
-                    run = json.loads((directory / rel).read_text(encoding="utf-8"))
-                    (target / rel).write_text(json.dumps(sanitised_run(run), indent=2) + "\n", encoding="utf-8")
+                    run = sanitised_run(json.loads((directory / rel).read_text(encoding="utf-8")))
+                    if left_out := unpublished_tables(directory):
+                        run["unpublished_tables"] = left_out
+                    (target / rel).write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
                 else:
                     shutil.copyfile(directory / rel, target / rel)
             for path in [tmp, *tmp.rglob("*")]:

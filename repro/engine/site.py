@@ -81,6 +81,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 tr:hover td { background: #fafbfc; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: .82rem; font-weight: 600;
          white-space: nowrap; background: var(--infobg); color: var(--info); }
+.qualifier { font-size: .8rem; color: var(--warn); font-weight: 600; }
 .badge.ok { background: var(--okbg); color: var(--ok); } .badge.warn { background: var(--warnbg); color: var(--warn); }
 .badge.bad { background: var(--badbg); color: var(--bad); } .badge.muted { background: var(--mutedbg); color: var(--muted); }
 .filters { display: flex; gap: 18px; flex-wrap: wrap; align-items: center; margin: 12px 0; padding: 10px 12px;
@@ -196,8 +197,11 @@ def _page(title: str, body: str, script: str = "") -> str:
 
 
 def _badge(status: str) -> str:
-    word = status.split(" (", 1)[0]
-    return f'<span class="badge {_BADGE.get(word, "")}">{_e(status)}</span>'
+    """The status word as a badge; a qualifier such as "(check: …)" as a warning line under it (a badge does not
+    wrap, and a long one ran over the next column)."""
+    word, _, rest = status.partition(" (")
+    badge = f'<span class="badge {_BADGE.get(word, "")}">{_e(word)}</span>'
+    return badge + (f'<div class="qualifier">({_e(rest)}</div>' if rest else "")
 
 
 def _href(path: str) -> str:

@@ -34,15 +34,31 @@ def readme_statuses(readme: str, specs: Mapping[str, ExperimentSpec]) -> dict[st
     return out
 
 
+def readme_status_cells(readme: str, specs: Mapping[str, ExperimentSpec]) -> dict[str, str]:
+    """{experiment id: the whole status cell} of the README's status table."""
+    alias = {a: eid for eid, s in specs.items() for a in (eid, *s.aliases)}
+    out = {}
+    for line in readme.split("## Reproduction status", 1)[1].split("\n## ", 1)[0].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if len(cells) == 4 and cells[1].startswith("`"):
+            out[alias.get(cells[1].strip("`").split()[0].strip("`"), "")] = cells[3]
+    return out
+
+
 def disagreements(readme: str, dashboard: str, published: Path, specs: Mapping[str, ExperimentSpec]) -> list[str]:
     rows = {r["id"]: r for r in fidelity.fidelity_rows(specs, published)}
     said = readme_statuses(readme, specs)
     shown = fidelity.parse_dashboard(dashboard)
     measured = fidelity.parse_measured(dashboard)
     problems = []
+    cells = readme_status_cells(readme, specs)
     for eid, row in rows.items():
-        if said.get(eid) != row["status"]:
+        declared, _, check = row["status"].partition(" (check")
+        if said.get(eid) != declared:
             problems.append(f"{eid}: README says {said.get(eid)!r}, the published runs give {row['status']!r}")
+        elif check and "check" not in cells.get(eid, ""):   # the README may not hide what the full run flags
+            problems.append(f"{eid}: README says {said.get(eid)!r} without the check the published runs give "
+                            f"({row['status']!r})")
         if not shown.get(eid, "").startswith(row["status"].split(" (check", 1)[0]):
             problems.append(f"{eid}: the dashboard says {shown.get(eid)!r}, the published runs {row['status']!r}")
         if row["measured"] != fidelity.NOT_RUN:
@@ -82,3 +98,16 @@ def test_the_agreement_check_can_fail(tmp_path: Path) -> None:
     wrong = readme.replace("**checked**", "**reproduced**")
     assert disagreements(wrong, fidelity.render_dashboard(specs, tmp_path), tmp_path, specs) == [
         "thesis-theorem-8: README says 'reproduced', the published runs give 'checked'"]
+
+
+def test_the_readme_may_not_hide_a_check_the_full_run_flags(tmp_path: Path) -> None:
+    specs = {"thesis-table-3.1": SPECS["thesis-table-3.1"]}
+    _publish(tmp_path, "thesis-table-3.1", [True, False])
+    dashboard = fidelity.render_dashboard(specs, tmp_path)
+    head = "## Reproduction status\n\n| Result | Command | Paper vs ours | Status |\n|---|---|---|---|\n"
+    hidden = head + "| Table 3.1 | `thesis-table-3.1` | x | **reproduced** (authors' data) |\n"
+    assert disagreements(hidden, dashboard, tmp_path, specs) == [
+        "thesis-table-3.1: README says 'reproduced' without the check the published runs give ('reproduced (check: "
+        "the full run has comparisons outside tolerance)')"]
+    told = head + "| Table 3.1 | `thesis-table-3.1` | x | **reproduced** (authors' data; check: clean misses 1) |\n"
+    assert disagreements(told, dashboard, tmp_path, specs) == []

@@ -201,6 +201,20 @@ def test_publish_copies_the_full_runs_without_machine_paths(tmp_path: Path) -> N
     assert "argv" not in run and run["command"] == "repro run thesis-table-3.1 --profile full --jobs 2"
 
 
+def test_publish_leaves_out_a_large_table_and_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A figure's raw curves (bandit-regret's tables/curves.csv is 1.9 MB) would fill the 10 MB alone: a table over
+    TABLE_LIMIT_BYTES is not copied, and the published run.json says which and how large."""
+    results, out = tmp_path / "results", tmp_path / "published"
+    run = fake_full_run(results, "thesis-table-3.1")
+    pd.DataFrame({"x": range(200)}).to_csv(run / "tables" / "curves.csv", index=False)
+    big = (run / "tables" / "curves.csv").stat().st_size
+    monkeypatch.setattr(pub, "TABLE_LIMIT_BYTES", big - 1)
+    pub.publish(SPECS, [results], out)
+    folder = out / "thesis-table-3.1" / "full"
+    assert (folder / "tables" / "extra.csv").is_file() and not (folder / "tables" / "curves.csv").exists()
+    assert json.loads((folder / "run.json").read_text())["unpublished_tables"] == {"tables/curves.csv": big}
+
+
 def test_publish_keeps_earlier_results_and_takes_cpu_where_full_needs_a_gpu(tmp_path: Path) -> None:
     first, second, out = tmp_path / "a", tmp_path / "b", tmp_path / "published"
     fake_full_run(first, "thesis-table-3.1")
