@@ -171,8 +171,8 @@ def test_markdown_of_the_studies_renders_tables_lists_and_code() -> None:
 def fake_full_run(root: Path, eid: str, *, png: bool = True, within: tuple[bool, ...] = (True,)) -> Path:
     d = root / eid / "full"
     (d / "tables").mkdir(parents=True)
-    run = {"profile": "full", "variant": "x", "command": f"repro run {eid} --profile full --out /somewhere/results "
-           "--jobs 2", "argv": ["/home/someone/.venv/bin/repro", "run", eid]}
+    run = {"profile": "full", "variant": "x", "command": f"repro run {eid} --profile full --out some/results "
+           "--jobs 2", "argv": [".venv/bin/repro", "run", eid]}
     (d / "run.json").write_text(json.dumps(run))
     pd.DataFrame({"x": [1]}).to_csv(d / "trials.csv", index=False)
     pd.DataFrame({"method": "m", "setting": "", "metric": "acc", "n": 3, "mean": 0.5, "std": 0.1, "paper": 0.5,
