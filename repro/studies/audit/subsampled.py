@@ -157,7 +157,12 @@ def _statistic(side: str, runs: int, mu: float, q: float, steps: int, rng: np.ra
         for t in range(steps):
             v = ratio * rng.standard_normal(width)
             if side != "D":
-                hit = _hits(batches, t, width, q, rng)
+                if batches is None:
+                    hit = rng.random(width) < q
+                else:
+                    hit = np.zeros(width, dtype=bool)
+                    b = batches[t]
+                    hit[b[b < width]] = True
                 included += int(np.count_nonzero(hit))
                 v = v + hit * mu
             s += mixture_llr(v, mu, q)
@@ -185,17 +190,6 @@ def _draw_strict_all(cfg, n: int, rng: np.random.Generator) -> Drawn:
     mask = tr.arrays["mask"].astype(bool)
     batches = [row[m] for row, m in zip(tr.arrays["idx"], mask, strict=True)]
     return Drawn(batches, float(plan.constants["th_std"][0] * np.std(tr.arrays["u"])))
-
-
-def _hits(batches: list[np.ndarray] | None, t: int, width: int, q: float, rng: np.random.Generator) -> np.ndarray:
-    """Which of the ``width`` runs' canaries step ``t`` includes: the records of the drawn batch that are canary
-    slots, or, without drawn batches (the oracle), a Bernoulli(q) draw each."""
-    if batches is None:
-        return rng.random(width) < q
-    hit = np.zeros(width, dtype=bool)
-    b = batches[t]
-    hit[b[b < width]] = True
-    return hit
 
 
 def _configure(name: str, ship: Shipped) -> Configured:
@@ -293,7 +287,12 @@ def _strict_statistic(draw: Callable[[], Drawn], runs: int, mu: float, steps: in
             batches, ratio, width = None, 1.0, min(runs - start, 50_000)
         s = np.zeros(width)
         for t in range(steps):
-            hit = _hits(batches, t, width, q, rng)
+            if batches is None:
+                hit = rng.random(width) < q
+            else:
+                hit = np.zeros(width, dtype=bool)
+                b = batches[t]
+                hit[b[b < width]] = True
             included += int(np.count_nonzero(hit))
             v = ratio * rng.standard_normal(width) + (mu * hit if present else 0.0)
             s += hit * (mu * v - mu * mu / 2)
