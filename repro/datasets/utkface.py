@@ -327,5 +327,6 @@ def _decode_into_cache(folder: Path, index: UTKFaceIndex, resolution: int, path:
 
 DATASET = Dataset(
     name="utkface", kind="image", loader=load_index, sources=(ARCHIVE_SOURCE, LIST_SOURCE), clean_split="shuffled",
+    n_rows=N_USABLE,
     description="UTKFace aligned & cropped: 23,705 images, Y = age in 9 bins, A = race (k = 5) (DP-FERMI Fig. 5)",
 )

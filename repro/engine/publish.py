@@ -4,7 +4,10 @@
 the default variant's ``full`` run (``cpu`` where the full profile needs an accelerator and no full run is
 saved) found in the first folder that holds one: ``run.json``, ``summary.csv``, ``trials.csv``, ``tables/*.csv``
 up to :data:`TABLE_LIMIT_BYTES` each (larger ones are named in the published ``run.json``) and the PNG figures
-(no PDFs, no caches). ``run.json`` is published without what names the machine it ran on
+(no PDFs, no caches). To keep every result within :data:`LIMIT_BYTES`, figures are re-encoded as palette PNGs
+(at most 256 colours, same pixels size; plots use few colours) and ``trials.csv`` is published gzip-compressed as
+``trials.csv.gz`` (read back transparently by :meth:`repro.engine.results.ResultBundle.load`); summaries and tables
+stay plain CSV. ``run.json`` is published without what names the machine it ran on
 (``argv``, the ``--out`` folder in ``command``). A result none of the folders holds keeps what was published
 before. The published folder may hold at most :data:`LIMIT_BYTES`; a copy that would exceed it is refused
 before anything is written. ``repro report --html --from docs/results`` then builds the site from it.
@@ -13,6 +16,8 @@ before anything is written. ``repro report --html --from docs/results`` then bui
 from __future__ import annotations
 
 import argparse
+import gzip
+import io
 import json
 import re
 import shutil
@@ -26,8 +31,8 @@ from repro.engine.fidelity import FULL_PROFILE
 from repro.engine.spec import ExperimentSpec, load_all
 from repro.errors import InvalidParameterError
 
-__all__ = ["LIMIT_BYTES", "TABLE_LIMIT_BYTES", "published_run", "publish_files", "sanitised_run", "publish",
-           "unpublished_tables", "main"]
+__all__ = ["LIMIT_BYTES", "TABLE_LIMIT_BYTES", "published_run", "publish_files", "published_bytes", "sanitised_run",
+           "publish", "unpublished_tables", "main"]
 
 #: the most the published folder may hold (every result together)
 LIMIT_BYTES = 10 * 1024 * 1024
@@ -78,6 +83,36 @@ def sanitised_run(run: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def published_bytes(directory: Path, rel: Path) -> tuple[Path, bytes]:
+    """(name, bytes) of one published file of the run in ``directory``: ``run.json`` sanitised (and naming the
+    tables left out), PNGs as palette PNGs, ``trials.csv`` as ``trials.csv.gz``; everything else as it is.
+    Deterministic: the same run gives the same bytes."""
+    source = directory / rel
+    if rel.name == "run.json":
+        run = sanitised_run(json.loads(source.read_text(encoding="utf-8")))
+        if left_out := unpublished_tables(directory):
+            run["unpublished_tables"] = left_out
+        return rel, (json.dumps(run, indent=2) + "\n").encode("utf-8")
+    if rel.suffix == ".png":
+        return rel, _palette_png(source)
+    if rel.as_posix() == "trials.csv":
+        return rel.with_name("trials.csv.gz"), gzip.compress(source.read_bytes(), compresslevel=9, mtime=0)
+    return rel, source.read_bytes()
+
+
+def _palette_png(path: Path) -> bytes:
+    """The figure as an opaque palette PNG (≤ 256 colours, no dithering), over white where it was transparent."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        rgba = image.convert("RGBA")
+    opaque = Image.alpha_composite(Image.new("RGBA", rgba.size, "white"), rgba).convert("RGB")
+    palette = opaque.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    buffer = io.BytesIO()
+    palette.save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()
+
+
 def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else 0
 
@@ -96,7 +131,9 @@ def publish(specs: Mapping[str, ExperimentSpec], folders: Sequence[Path], out: P
     if not chosen:
         raise InvalidParameterError(f"no full-profile run under {', '.join(map(str, folders))}; run "
                                     "`repro run all --profile full --jobs 2` first (or name the folder holding it)")
-    new = {eid: sum((d / f).stat().st_size for f in publish_files(d)) for eid, d in chosen.items()}
+    encoded = {eid: {name: data for rel in publish_files(d) for name, data in [published_bytes(d, rel)]}
+               for eid, d in chosen.items()}
+    new = {eid: sum(len(b) for b in files.values()) for eid, files in encoded.items()}
     kept = sum(_size(p) for p in out.iterdir() if p.is_dir() and p.name not in chosen) if out.is_dir() else 0
     total = kept + sum(new.values())
     if total > LIMIT_BYTES:
@@ -108,15 +145,9 @@ def publish(specs: Mapping[str, ExperimentSpec], folders: Sequence[Path], out: P
         tmp = Path(tempfile.mkdtemp(dir=out, prefix=f".{eid}.", suffix=".partial"))
         try:
             target = tmp / directory.name
-            for rel in publish_files(directory):
-                (target / rel).parent.mkdir(parents=True, exist_ok=True)
-                if rel.name == "run.json":
-                    run = sanitised_run(json.loads((directory / rel).read_text(encoding="utf-8")))
-                    if left_out := unpublished_tables(directory):
-                        run["unpublished_tables"] = left_out
-                    (target / rel).write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
-                else:
-                    shutil.copyfile(directory / rel, target / rel)
+            for name, data in encoded[eid].items():
+                (target / name).parent.mkdir(parents=True, exist_ok=True)
+                (target / name).write_bytes(data)
             for path in [tmp, *tmp.rglob("*")]:
                 path.chmod(0o755 if path.is_dir() else 0o644)
             final = out / eid

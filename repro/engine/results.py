@@ -286,7 +286,9 @@ class ResultBundle:
                 f"no completed results for {spec.id!r} in {directory}; run `repro run {spec.id}` first"
             )
         run = json.loads(run_json.read_text())
-        trials = pd.read_csv(directory / "trials.csv")
+        # a published run (docs/results) holds its trials gzip-compressed (repro/engine/publish.py)
+        trials_csv = directory / "trials.csv"
+        trials = pd.read_csv(trials_csv if trials_csv.is_file() else directory / "trials.csv.gz")
         summary = pd.read_csv(directory / "summary.csv")
         return cls(spec, directory, trials, summary, run)
 

@@ -98,7 +98,8 @@ def test_the_base_note_s_adult_file_numbers_are_the_code_s() -> None:
 
 #: every study-computed number a note may print, and the test above that checks it against the code
 CHECKED = {"n_fit", "batches", "q", "T", "noise_multiplier", "sigma", "eps_dpsgd_target", "thesis_sigma_eps",
-           "thesis_sigma_eps_rdp", "authors_n_fit", "authors_batches", "authors_T", "authors_train"}
+           "thesis_sigma_eps_rdp", "authors_n_fit", "authors_batches", "authors_T", "authors_train",
+           "n_train", "n_test", "steps_per_epoch", "full_steps"}
 
 
 def test_every_computed_number_in_a_note_is_checked_here() -> None:
@@ -194,3 +195,26 @@ def _write_other(tmp_path: Path) -> Path:
     path.write_text(TOY.replace("NOTES", "{double}").replace("repro._testing.noted", "repro._testing.noop"),
                     encoding="utf-8")
     return path
+
+
+def test_figure_5_s_split_and_steps_in_its_notes_are_the_code_s() -> None:
+    """DP-FERMI Figure 5's notes print the split of the registered usable images and the steps per epoch and of
+    the full run; recomputed here from their closed forms (3:1 shuffled split, floor; shuffled epochs with a
+    partial last batch, so ⌈n_train / B⌉ steps an epoch)."""
+    spec = SPECS["dpfermi-fig-5"]
+    p = spec.fixed_params("full")
+    n_train = math.floor(p["train_fraction"] * 23_705)
+    per_epoch = math.ceil(n_train / p["batch_size"])
+    notes = spec.rendered_notes()
+    assert f"({n_train:,} / {23_705 - n_train:,};" in notes
+    assert f"3 epochs of {per_epoch} steps (the paper: {p['epochs']} epochs,\n  {per_epoch * p['epochs']:,} steps)" in notes
+    assert spec.profiles["cpu"].params["epochs"] == 3
+
+
+@pytest.mark.data
+def test_figure_5_s_registered_row_count_is_the_loaded_index(data_mirror: Path, isolated_data_env: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from repro.datasets import utkface
+
+    monkeypatch.setenv("REPRO_DATA_MIRROR", str(data_mirror))
+    assert utkface.load_index().n == registry.get_dataset("utkface").n_rows

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from repro.cli import main
 from repro.engine import publish as pub
+from repro.engine.results import ResultBundle
 from repro.engine.site import MARKER, markdown_html, row_verdict
 from repro.engine.spec import load_all
 
@@ -196,9 +197,31 @@ def test_publish_copies_the_full_runs_without_machine_paths(tmp_path: Path) -> N
     assert list(chosen) == ["thesis-table-3.1"]
     got = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     assert got == [f"thesis-table-3.1/full/{f}" for f in ("fig.png", "run.json", "summary.csv", "tables/extra.csv",
-                                                            "trials.csv")]
+                                                            "trials.csv.gz")]
     run = json.loads((out / "thesis-table-3.1" / "full" / "run.json").read_text())
     assert "argv" not in run and run["command"] == "repro run thesis-table-3.1 --profile full --jobs 2"
+
+
+def test_publish_compacts_figures_and_trials_and_they_read_back(tmp_path: Path) -> None:
+    """Figures become palette PNGs of the same size in pixels, trials.csv becomes trials.csv.gz, and the published
+    run loads back with the same trials; publishing twice gives the same bytes."""
+    from PIL import Image
+
+    results = tmp_path / "results"
+    run = fake_full_run(results, "thesis-table-3.1")
+    pd.DataFrame({"x": range(500), "y": [0.25] * 500}).to_csv(run / "trials.csv", index=False)
+    first, second = tmp_path / "a", tmp_path / "b"
+    pub.publish(SPECS, [results], first)
+    pub.publish(SPECS, [results], second)
+    folder = first / "thesis-table-3.1" / "full"
+    with Image.open(run / "fig.png") as original, Image.open(folder / "fig.png") as published:
+        assert published.mode == "P" and published.size == original.size
+    assert (folder / "trials.csv.gz").stat().st_size < (run / "trials.csv").stat().st_size
+    bundle = ResultBundle.load(SPECS["thesis-table-3.1"], folder)
+    pd.testing.assert_frame_equal(bundle.trials, pd.read_csv(run / "trials.csv"))
+    for path in folder.rglob("*"):
+        if path.is_file():
+            assert path.read_bytes() == (second / path.relative_to(first)).read_bytes(), path
 
 
 def test_publish_leaves_out_a_large_table_and_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

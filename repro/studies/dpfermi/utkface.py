@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from repro.engine.study import Study
+from repro.engine.study import NoteNumbers, Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.fairness.metrics import sp_gap
@@ -216,5 +216,26 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     return TrialOutput(records=records, tables={"privacy": [privacy], "compute": compute})
 
 
+#: the derived numbers the experiment file's notes print (the split and the steps the CNN unit runs)
+NOTE_NUMBERS = ("n_train", "n_test", "steps_per_epoch", "full_steps")
+
+
+def note_numbers(params: dict[str, Any]) -> dict[str, Any]:
+    """The split of the registered usable images (:func:`repro.datasets.split.split_sizes`) and the steps the CNN
+    unit's ``configure`` runs on it: one epoch, and the ``full`` profile's epochs."""
+    from repro.datasets import registry
+    from repro.datasets.split import split_sizes
+
+    entry = registry.get_dataset("utkface")
+    n_train, n_test = split_sizes(entry, "clean", n=int(entry.n_rows), train_fraction=float(params["train_fraction"]))
+    hyper = dict(lr_theta=float(params["lr_theta"]), lr_w=float(params["lr_w"]), batch_size=int(params["batch_size"]),
+                 clip_norm=float(params["clip_norm"]), w_radius=float(params["w_radius"]))
+    # the steps depend on n, the batch and the epochs only: any ε and ρ give them
+    steps = {epochs: cnn_unit.configure("reference", n=n_train, epsilon=10.0, rho=0.07, warn=False, epochs=epochs,
+                                        **hyper).steps for epochs in (1, int(params["epochs"]))}
+    return {"n_train": n_train, "n_test": n_test, "steps_per_epoch": steps[1], "full_steps": steps[int(params["epochs"])]}
+
+
 #: requires: JAX (a core dependency since issue 34)
-STUDY = Study(run_trial=run_trial, index=("knob",), requires=("jax",), version="1")
+STUDY = Study(run_trial=run_trial, index=("knob",), requires=("jax",), version="1",
+              note_numbers=NoteNumbers(NOTE_NUMBERS, note_numbers))
