@@ -35,12 +35,6 @@ __all__ = ["DPFermiClassifier", "VARIANTS"]
 VARIANTS = tuple(unit.VARIANTS)
 
 
-def privileged_group(y: np.ndarray, s: np.ndarray) -> int:
-    """The group with the highest positive-label rate: the term the reference's 1×1 trace keeps
-    (the study's choice, spec §4.3)."""
-    return int(np.argmax([y[s == g].mean() for g in range(int(s.max()) + 1)]))
-
-
 class DPFermiClassifier(LinearFairClassifierBase):
     """Fair logistic regression by DP-FERMI (noisy two-timescale DP-SGDA on BCE + λ·ERMI).
 
@@ -113,7 +107,7 @@ class DPFermiClassifier(LinearFairClassifierBase):
         hyper = dict(lam=float(self.lam), lr_theta=float(self.lr_theta), lr_w=float(self.lr_w),
                      batch_size=int(self.batch_size), epochs=int(self.epochs), fairness=self.fairness)
         if self.variant == "reference":
-            group = privileged_group(y, s) if self.code_group is None else int(self.code_group)
+            group = unit.privileged_group(y, s) if self.code_group is None else int(self.code_group)
             if not 0 <= group < self.groups_.size:
                 raise InvalidParameterError(f"code_group must index a group 0..{self.groups_.size - 1}; got {group}.")
             hyper.update(clip_norm=5.0 if self.clip_norm is None else float(self.clip_norm),

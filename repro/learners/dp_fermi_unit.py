@@ -50,7 +50,7 @@ from repro.privacy.dpfermi_noise import NoiseLevels, group_floor
 from repro.privacy.dpfermi_noise import noise_multiplier as reference_multiplier
 from repro.privacy.guarantee import Guarantee, Label, Neighbouring
 
-__all__ = ["VARIANTS", "ALL_FEATURE_REFERENCE", "NoiseScope", "DECLARED", "Configured", "schedule", "guarantee",
+__all__ = ["VARIANTS", "privileged_group", "ALL_FEATURE_REFERENCE", "NoiseScope", "DECLARED", "Configured", "schedule", "guarantee",
            "event", "configure", "fit", "fit_many", "train_batch", "amplified_accounting", "UNIT"]
 
 #: the reference code path with the thesis's all-feature noise: nominal, w.r.t. the relation that noise is
@@ -104,6 +104,12 @@ class NoiseScope(enum.StrEnum):
         if self is NoiseScope.ALL and not config.per_sample_privacy:
             return ALL_FEATURE_REFERENCE.with_epsilon(epsilon, delta)
         return engine_guarantee(config, epsilon, delta)
+
+
+def privileged_group(y: np.ndarray, s: np.ndarray) -> int:
+    """The group with the highest positive-label rate: the one whose 1×1 trace term the authors' reference code
+    keeps (``code_group`` of the ``reference`` configuration; spec seed-004 §4.3)."""
+    return int(np.argmax([y[s == g].mean() for g in range(int(s.max()) + 1)]))
 
 
 def guarantee(config: DPFermiConfig, epsilon: float, delta: float,

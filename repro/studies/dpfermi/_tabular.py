@@ -18,7 +18,7 @@ from repro.fairness.notion import Fairness
 from repro.learners.unit import Configured, privacy_row
 from repro.studies.methods import Declared, Param, Trial
 
-__all__ = ["load_dataset", "split", "metrics", "privileged_group", "run_declared", "BASELINE_SGD"]
+__all__ = ["load_dataset", "split", "metrics", "run_declared", "BASELINE_SGD"]
 
 #: the DP-SGD hyperparameters the baselines share (spec §8: C = 1, lr 0.1, batch 1024 in the experiment files)
 BASELINE_SGD = {"batch_size": Param("batch_size", int), "lr": Param("baseline_lr"),
@@ -60,11 +60,6 @@ def metrics(prob_pred: np.ndarray, y: np.ndarray, s: np.ndarray, fairness: Fairn
     dp, eo = Fairness.DP.violation(p, s, y), Fairness.EO.violation(p, s, y)
     return {"error": err, "dp_violation": dp, "eo_violation": eo,
             "violation": dp if Fairness(fairness) is Fairness.DP else eo}
-
-
-def privileged_group(y: np.ndarray, s: np.ndarray) -> int:
-    rates = [y[s == g].mean() for g in range(int(s.max()) + 1)]
-    return int(np.argmax(rates))
 
 
 def run_declared(method: Declared, trial: Trial) -> tuple[list, list, dict]:

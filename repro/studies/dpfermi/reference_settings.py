@@ -12,9 +12,10 @@ from typing import Any
 from repro.engine.trial import TrialContext
 from repro.errors import InvalidParameterError
 from repro.learners.dp_fermi import DPFermiConfig
+from repro.learners.dp_fermi_unit import privileged_group
 from repro.learners.unit import Configured, privacy_row
 from repro.privacy.dpfermi_noise import data_bound_epsilons, group_floor
-from repro.studies.dpfermi._tabular import privileged_group, split
+from repro.studies.dpfermi._tabular import split
 
 __all__ = ["settings", "data_facts", "privacy_columns"]
 

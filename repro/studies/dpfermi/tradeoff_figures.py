@@ -62,9 +62,10 @@ from repro.engine.study import Batching, Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.engine.user_method import USER_KEY, fit_predict
 from repro.fairness.notion import Fairness
+from repro.learners.dp_fermi_unit import privileged_group
 from repro.privacy.group import per_person
 from repro.studies.dpfermi import methods as method_registry
-from repro.studies.dpfermi._tabular import load_dataset, metrics, privileged_group, split
+from repro.studies.dpfermi._tabular import load_dataset, metrics, split
 from repro.studies.methods import Trial
 
 __all__ = ["STUDY", "run_trial", "load_dataset", "epsilon_label"]

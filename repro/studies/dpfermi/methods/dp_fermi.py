@@ -8,7 +8,7 @@ from repro.learners.unit import privacy_row
 from repro.privacy.dpfermi_noise import group_floor
 from repro.privacy.group import SHARED_NOISE
 from repro.studies.dpfermi import reference_settings as ref_settings
-from repro.studies.dpfermi._tabular import metrics, privileged_group
+from repro.studies.dpfermi._tabular import metrics
 from repro.studies.methods import KnobFit, Method, Trial
 
 
@@ -30,7 +30,7 @@ def prepare(trial: Trial) -> KnobFit:
         settings, rows = {None: c}, [row(c, privacy_row(c, "noise_multiplier", "clip_norm", "sampling_probability",
                                                          "accountant"))]
     else:
-        code, lambdas = privileged_group(ytr, str_), params["lambdas"]
+        code, lambdas = unit.privileged_group(ytr, str_), params["lambdas"]
         ref = unit.VARIANTS["reference"].with_(**base, code_group=code)
         chosen, tuning = ref_settings.settings(params, ctx, trial.data, trial.ds, ref)
         tables, facts = ({"tuning": tuning} if tuning else {}), ref_settings.data_facts(
