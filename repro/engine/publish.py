@@ -20,14 +20,13 @@ import gzip
 import io
 import json
 import re
-import shutil
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from repro.engine.fidelity import FULL_PROFILE
+from repro.engine.folders import replaced_folder
 from repro.engine.spec import ExperimentSpec, load_all
 from repro.errors import InvalidParameterError
 
@@ -140,23 +139,11 @@ def publish(specs: Mapping[str, ExperimentSpec], folders: Sequence[Path], out: P
         largest = ", ".join(f"{e} {b / 1e6:.1f} MB" for e, b in sorted(new.items(), key=lambda x: -x[1])[:3])
         raise InvalidParameterError(f"the published results would take {total / 1e6:.1f} MB, over the "
                                     f"{LIMIT_BYTES / 1e6:.1f} MB limit (largest: {largest}); nothing was written")
-    out.mkdir(parents=True, exist_ok=True)
     for eid, directory in chosen.items():
-        tmp = Path(tempfile.mkdtemp(dir=out, prefix=f".{eid}.", suffix=".partial"))
-        try:
-            target = tmp / directory.name
+        with replaced_folder(out / eid, file_mode=0o644) as tmp:
             for name, data in encoded[eid].items():
-                (target / name).parent.mkdir(parents=True, exist_ok=True)
-                (target / name).write_bytes(data)
-            for path in [tmp, *tmp.rglob("*")]:
-                path.chmod(0o755 if path.is_dir() else 0o644)
-            final = out / eid
-            if final.exists():
-                shutil.rmtree(final)
-            tmp.rename(final)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+                (tmp / directory.name / name).parent.mkdir(parents=True, exist_ok=True)
+                (tmp / directory.name / name).write_bytes(data)
     return chosen
 
 

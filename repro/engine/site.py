@@ -18,10 +18,8 @@ from __future__ import annotations
 import html
 import json
 import math
-import os
 import re
 import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ import pandas as pd
 
 from repro.engine.citations import resolve as resolve_citations
 from repro.engine.fidelity import FULL_PROFILE, fidelity_rows
+from repro.engine.folders import replaced_folder
 from repro.engine.report import (
     AUDIT_HEADER,
     _num,
@@ -520,9 +519,7 @@ def write_site(specs: Sequence[ExperimentSpec], source: Path, out: Path) -> Path
     by_id = {s.id: s for s in specs}
     rows = {r["id"]: r for r in fidelity_rows(by_id, source)}
     bundles = {s.id: find_bundles([s], source) for s in specs}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial"))
-    try:
+    with replaced_folder(out) as tmp:
         files = _Files(tmp)
         audit_page = page_name("audit") if bundles.get("audit") else None
         for eid, spec in by_id.items():
@@ -533,16 +530,6 @@ def write_site(specs: Sequence[ExperimentSpec], source: Path, out: Path) -> Path
         (tmp / "index.html").write_text(index, encoding="utf-8")
         (tmp / MARKER).write_text(json.dumps({"source": _shown_source(source), "results": sorted(by_id)}) + "\n",
                                   encoding="utf-8")
-        mask = os.umask(0)
-        os.umask(mask)
-        for path in [tmp, *tmp.rglob("*")]:
-            path.chmod((0o777 if path.is_dir() else 0o666) & ~mask)
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out / "index.html"
 
 
