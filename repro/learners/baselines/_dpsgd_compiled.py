@@ -40,6 +40,17 @@ class Features:
     stored: dict
 
 
+def draw_step(n: int, q: float, sigma: float, shape: tuple[int, int], rng: np.random.Generator
+              ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """One step's draws, in the trainers' order: the Poisson batch (:func:`repro.privacy.sampling.poisson_batch`),
+    then, when ``sigma`` > 0, N(0, σ²) noise of the weights (``shape`` = (d, G)) and of the G biases. Both
+    engines and the shipped-configuration audit (:mod:`repro.studies.audit.subsampled`) draw through it."""
+    batch = poisson_batch(n, q, rng=rng)
+    if sigma <= 0:
+        return batch, None, None
+    return batch, rng.normal(0.0, sigma, size=shape), rng.normal(0.0, sigma, size=shape[1])
+
+
 def prepare_features(X: np.ndarray) -> Features:
     """:class:`Features` of X (float64, C order)."""
     X = np.ascontiguousarray(X, dtype=np.float64)
@@ -118,10 +129,10 @@ def train_batched_compiled(features: Features, lab: np.ndarray, sw: np.ndarray |
             count = min(chunk, steps - t)
             batches, nw, nb = [], np.zeros((chunk, d, G)), np.zeros((chunk, G))
             for i in range(count):
-                batches.append(poisson_batch(n, q, rng=rng))
-                if sigma > 0:
-                    nw[i] = rng.normal(0.0, sigma, size=(d, G))
-                    nb[i] = rng.normal(0.0, sigma, size=G)
+                batch, noise_w, noise_b = draw_step(n, q, sigma, (d, G), rng)
+                batches.append(batch)
+                if noise_w is not None:
+                    nw[i], nb[i] = noise_w, noise_b
             empty = [np.zeros(0, dtype=np.int64)] * (chunk - count)      # steps past the end: no-ops
             idx, mask = batch_rows.padded(batches + empty, at_least=bound)
             out = _program(st)(device, w, b, np.asarray(weights, dtype=np.float64), (idx, mask, nw, nb))

@@ -70,6 +70,11 @@ def event(config: PenalizedSGDConfig, n: int):
     return dp_sgd_event(config.noise_multiplier, q, steps)
 
 
+def _event_at(config: PenalizedSGDConfig, noise_multiplier: float, q: float, steps: int):
+    """The event of T steps at a given z and inclusion rate q (an audit's observed run); None without noise."""
+    return None if noise_multiplier == 0 else dp_sgd_event(noise_multiplier, q, steps)
+
+
 def guarantee(epsilon: float, delta: float, *, penalized: bool = True) -> Guarantee:
     """Plain DP-SGD's guarantee (:func:`repro.learners.dp_sgd.guarantee`) without a penalty; *nominal* with one:
     the DP-SGD accountant's (ε, δ) w.r.t. all features, but the penalty couples the records of a batch through
@@ -85,17 +90,20 @@ def _sigma(config: PenalizedSGDConfig) -> dict[str, float]:
     return {"sigma": dp_sgd.noise_std(config.noise_multiplier, config.clip_norm)}
 
 
-def configure(*, n: int, epsilon: float, delta: float, **hyper) -> Configured:
+def configure(*, n: int, epsilon: float, delta: float, noise_multiplier: float | None = None, **hyper) -> Configured:
     """Calibrate the core on ``n`` rows to (ε, δ) (ε = ∞: no noise); the guarantee carries the PLD ε of the
-    noise used. ``hyper``: the other :class:`PenalizedSGDConfig` fields. Spec: seed-004 §8."""
+    noise used. ``noise_multiplier``: z calibrated by a method for a larger mechanism the core is part of (PF-LD's
+    primal steps with its dual releases), taken as it is. ``hyper``: the other :class:`PenalizedSGDConfig`
+    fields. Spec: seed-004 §8."""
     if not float(epsilon) > 0:
         raise InvalidParameterError(f"epsilon must be > 0 (math.inf for none); got {epsilon}.")
     config = PenalizedSGDConfig(**hyper)
     q, steps = schedule(config, n)
-    config = PenalizedSGDConfig(**{**hyper, "noise_multiplier": dp_sgd.calibrate_noise(epsilon, delta, q, steps)})
+    z = dp_sgd.calibrate_noise(epsilon, delta, q, steps) if noise_multiplier is None else float(noise_multiplier)
+    config = PenalizedSGDConfig(**{**hyper, "noise_multiplier": z})
     ev = event(config, n)
     c = Configured(config, NON_PRIVATE, n, float(delta), steps, q, config.noise_multiplier, ev, sigma=_sigma(config),
-                   accountant=_ACCOUNTANT, event_of=event, sigma_of=_sigma)
+                   accountant=_ACCOUNTANT, event_of=event, sigma_of=_sigma, schedule_of=schedule, event_at=_event_at)
     if ev is None:
         return c
     return dataclasses.replace(c, guarantee=guarantee(c.epsilon(), delta, penalized=config.penalized))

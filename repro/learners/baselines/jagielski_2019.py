@@ -39,12 +39,14 @@ import dp_accounting as dpa
 import numpy as np
 
 from repro.errors import InvalidParameterError
+from repro.learners.baselines import dpsgd_unit
 from repro.learners.baselines._dpsgd import BatchedModels, cell_layout, prepare_features, train_batched_dp_sgd
 from repro.learners.dp_sgd import calibrate_noise, schedule
+from repro.learners.unit import Configured
 from repro.privacy.accounting import dp_sgd_event
 from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
 
-__all__ = ["JagielskiResult", "train_jagielski_2019", "eo_cost_difference", "guarantee"]
+__all__ = ["JagielskiResult", "train_jagielski_2019", "eo_cost_difference", "configure_learner", "guarantee"]
 
 
 def guarantee(epsilon: float, delta: float) -> Guarantee:
@@ -93,6 +95,14 @@ def eo_cost_difference(y: np.ndarray, cell: np.ndarray, ref: np.ndarray, cell_re
     np.add.at(mu_ref, cell_ref, mu.T)
     term = mu.T[cell] / counts_c[cell][:, None] - mu_ref[ref] / counts_r[ref][:, None]
     return base[:, None] + term
+
+
+def configure_learner(*, n: int, epsilon: float, delta: float, rounds: int = 10, learner_epochs: int = 5,
+                      batch_size: int = 1024, clip_norm: float = 1.0, lr: float = 0.1) -> Configured:
+    """The learner's DP-SGD steps of a run on ``n`` rows (every round's, composed: T = rounds · learner_epochs ·
+    ⌈n/B⌉) as the baselines' core runs them, calibrated to their share (ε/2, δ) of the budget; no penalty."""
+    return dpsgd_unit.configure(n=n, epsilon=float(epsilon) / 2, delta=delta, epochs=rounds * learner_epochs,
+                                batch_size=batch_size, clip_norm=clip_norm, lr=lr, penalized=False)
 
 
 def train_jagielski_2019(X: np.ndarray, y: np.ndarray, s: np.ndarray, *, bounds: list[float] | tuple[float, ...],

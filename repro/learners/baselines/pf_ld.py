@@ -36,14 +36,16 @@ import dp_accounting as dpa
 import numpy as np
 
 from repro.errors import InvalidParameterError
+from repro.learners.baselines import dpsgd_unit
 from repro.learners.baselines._dpsgd import BatchedModels, cell_layout, train_batched_dp_sgd
 from repro.learners.dp_sgd import schedule
 from repro.learners.logistic import LogisticModel, sigmoid
+from repro.learners.unit import Configured
 from repro.privacy.accounting import dp_sgd_event
 from repro.privacy.accounting import epsilon as accounted_epsilon
 from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
 
-__all__ = ["PFLDResult", "train_pf_ld", "pf_ld_event", "calibrate_pf_ld", "guarantee"]
+__all__ = ["PFLDResult", "train_pf_ld", "pf_ld_event", "calibrate_pf_ld", "configure_primal", "guarantee"]
 
 
 def guarantee(epsilon: float, delta: float) -> Guarantee:
@@ -118,6 +120,17 @@ def calibrate_pf_ld(epsilon: float, delta: float, q: float, steps: int, dual_ste
                         dual_share * epsilon, delta)
     z = _calibrate(lambda zz: pf_ld_event(zz, q, steps, dual_steps, z_dual), epsilon, delta)
     return z, z_dual
+
+
+def configure_primal(*, n: int, epsilon: float, delta: float, epochs: int = 200, batch_size: int = 1024,
+                     clip_norm: float = 1.0, lr: float = 0.1, dual_share: float = 0.2) -> Configured:
+    """The primal DP-SGD steps of a PF-LD run on ``n`` rows as the baselines' core runs them: z from
+    :func:`calibrate_pf_ld` (the whole mechanism at (ε, δ)), (q, T) of the core, and the primal steps' own event;
+    the guarantee carries the primal part's PLD ε at δ (the dual releases spend the rest of ε)."""
+    q, steps = schedule(n, batch_size, epochs, rule="B/n")
+    z, _ = calibrate_pf_ld(float(epsilon), float(delta), q, steps, int(epochs), float(dual_share))
+    return dpsgd_unit.configure(n=n, epsilon=epsilon, delta=delta, noise_multiplier=z, epochs=epochs,
+                                batch_size=batch_size, clip_norm=clip_norm, lr=lr)
 
 
 def train_pf_ld(X: np.ndarray, y: np.ndarray, s: np.ndarray, *, epsilon: float, delta: float,

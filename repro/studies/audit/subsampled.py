@@ -43,7 +43,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from repro.errors import InvalidParameterError
-from repro.learners import dp_fermi_compiled, dp_fermi_unit, dp_sgd_unit
+from repro.learners import dp_fermi_compiled, dp_fermi_unit, dp_sgd, dp_sgd_unit
+from repro.learners.baselines import dpsgd_unit as core_unit
+from repro.learners.baselines import jagielski_2019, pf_ld
+from repro.learners.baselines._dpsgd import draw_step
 from repro.learners.unit import Configured
 from repro.privacy.accounting import dp_sgd_event
 from repro.privacy.profile import pld_profile, strict_profile
@@ -51,7 +54,8 @@ from repro.studies.audit.bounds import gdp_mu_lower_bound
 from repro.studies.audit.mechanisms import AuditResult, Mechanism
 from repro.studies.audit.tradeoff import profile_audit
 
-__all__ = ["Shipped", "SHIPPED_DP_SGD", "SHIPPED_STRICT_ALL", "SHIPPED_STRICT", "audit_strict_shipped", "Drawn", "ShippedAuditResult", "mixture_llr",
+__all__ = ["Shipped", "SHIPPED_DP_SGD", "SHIPPED_STRICT_ALL", "SHIPPED_STRICT", "SHIPPED_TRAN", "SHIPPED_PF_LD",
+           "SHIPPED_JAGIELSKI", "audit_strict_shipped", "Drawn", "ShippedAuditResult", "mixture_llr",
            "audit_shipped", "SHIPPED", "clt_mu"]
 
 #: share of the runs that choose the thresholds (a Gaussian law fitted to them); the rest evaluate them
@@ -73,6 +77,8 @@ class Shipped:
     epsilon: float
     delta: float
     where: str
+    #: Jagielski et al. (2019): rounds of the reductions game, each ``epochs`` epochs of the learner
+    rounds: int = 1
 
 
 #: thesis Table 3.1 (Algorithm 2's DP-SGD part): the authors' Adult file, n_fit = 30,162 (q = 1/30, T = 1,500),
@@ -89,6 +95,17 @@ SHIPPED_STRICT_ALL = Shipped(33_916, 1024, 200, 1.5, 9.0, 1.0 / 33_916**2,
 #: the exact strict accountant) at the same run, λ = 1 (the figure's largest), C_s = 1
 SHIPPED_STRICT = Shipped(33_916, 1024, 200, 1.0, 9.0, 1.0 / 33_916**2,
                          "DP-FERMI Fig. 2 (d), strict, λ = 1 (Adult, n_train = 33,916, full profile)")
+#: DP-FERMI Fig. 2 (d)'s baselines at its full profile: Adult n_train = 33,916, the baselines' core (C = 1, B = 1,024,
+#: 50 epochs: q = 1024/33,916, T = 1,700) at ε = 9, δ = 1/n² (experiments/_base/dpfermi-tabular.toml)
+SHIPPED_TRAN = Shipped(33_916, 1024, 50, 1.0, 9.0, 1.0 / 33_916**2,
+                       "DP-FERMI Fig. 2 (d), Tran et al. (2021a) (Adult, n_train = 33,916, full profile)")
+SHIPPED_PF_LD = Shipped(33_916, 1024, 50, 1.0, 9.0, 1.0 / 33_916**2,
+                        "DP-FERMI Fig. 2 (d), PF-LD's primal steps (Adult, n_train = 33,916, full profile)")
+#: DP-FERMI Fig. 4 (c): Credit Card's clean split, n_train = 22,500, 10 rounds × 5 learner epochs (q = 1024/22,500,
+#: T = 1,100) at ε = 3 (the learner's share ε/2), δ = 1/n²
+SHIPPED_JAGIELSKI = Shipped(22_500, 1024, 5, 1.0, 3.0, 1.0 / 22_500**2,
+                            "DP-FERMI Fig. 4 (c), Jagielski et al. (2019)'s learner steps (Credit Card clean split, "
+                            "n_train = 22,500, full profile)", rounds=10)
 #: the strict audit's λ (the noise std of θ's sensitive part is λ√2·z·2C_s; any λ > 0 gives the same audit)
 STRICT_LAMBDA = 1.0
 
@@ -192,8 +209,30 @@ def _draw_strict_all(cfg, n: int, rng: np.random.Generator) -> Drawn:
     return Drawn(batches, float(plan.constants["th_std"][0] * np.std(tr.arrays["u"])))
 
 
+def _draw_core(cfg: core_unit.PenalizedSGDConfig, n: int, rng: np.random.Generator) -> Drawn:
+    """One run of the baselines' DP-SGD core on n rows (every record a canary slot), drawn step by step by the
+    core's own :func:`~repro.learners.baselines._dpsgd.draw_step`: its batches and noise std."""
+    q, steps = core_unit.schedule(cfg, n)
+    sigma = dp_sgd.noise_std(cfg.noise_multiplier, cfg.clip_norm)
+    batches, noise = [], []
+    for _ in range(steps):
+        batch, noise_w, noise_b = draw_step(n, q, sigma, (NOISE_COLUMNS - 1, 1), rng)
+        batches.append(batch)
+        noise.append(np.concatenate([noise_w.ravel(), noise_b]))
+    return Drawn(batches, float(np.std(noise)))
+
+
 def _configure(name: str, ship: Shipped) -> Configured:
-    """The shipped run's :class:`~repro.learners.unit.Configured`, by the unit's ``configure`` the studies call."""
+    """The shipped run's :class:`~repro.learners.unit.Configured`, by the unit's ``configure`` the studies call
+    (the baselines: the core unit's, PF-LD's and Jagielski's calibration of their DP-SGD steps)."""
+    sgd = dict(batch_size=ship.batch_size, clip_norm=ship.clip_norm)
+    if name == "tran-2021a-shipped":
+        return core_unit.configure(n=ship.n, epsilon=ship.epsilon, delta=ship.delta, epochs=ship.epochs, **sgd)
+    if name == "pf-ld-shipped":
+        return pf_ld.configure_primal(n=ship.n, epsilon=ship.epsilon, delta=ship.delta, epochs=ship.epochs, **sgd)
+    if name == "jagielski-2019-shipped":
+        return jagielski_2019.configure_learner(n=ship.n, epsilon=ship.epsilon, delta=ship.delta, rounds=ship.rounds,
+                                                learner_epochs=ship.epochs, **sgd)
     if name == "dp-sgd-shipped":
         return dp_sgd_unit.configure(n=ship.n, epsilon=ship.epsilon, delta=ship.delta, clip_norm=ship.clip_norm,
                                      batch_size=ship.batch_size, epochs=ship.epochs)
@@ -213,16 +252,17 @@ def _configured(name: str, ship: Shipped):
 
 def _at_double_rate(config):
     """The control: the configured run drawn at twice the batch size for twice the epochs (q → 2q, same T)."""
-    if isinstance(config, dp_sgd_unit.DPSGDConfig):
+    if isinstance(config, (dp_sgd_unit.DPSGDConfig, core_unit.PenalizedSGDConfig)):
         return replace(config, batch_size=2 * config.batch_size, epochs=2 * config.epochs)
     return config.with_(batch_size=2 * config.batch_size, epochs=2 * config.epochs)
 
 
 def audit_shipped(name: str, runs: int, rng: np.random.Generator, *, broken: bool = False, ship: Shipped | None = None,
                   alpha: float = 0.05, oracle: bool = True) -> ShippedAuditResult:
-    """The white-box audit (module docstring) of ``name`` ("dp-sgd-shipped" or "dp-fermi-strict-all-shipped")
-    at its shipped configuration ``ship`` (default :data:`SHIPPED_DP_SGD` / :data:`SHIPPED_STRICT_ALL`),
-    with ``runs`` runs per side. ``broken``: the 2q control under the claim at q."""
+    """The white-box audit (module docstring) of ``name`` (a key of :data:`_SHIPS`) at its shipped configuration
+    ``ship`` (default: the name's, e.g. :data:`SHIPPED_DP_SGD`), with ``runs`` runs per side. ``broken``: the 2q
+    control under the claim at q. For the baselines the audited claim is their DP-SGD steps' own ε at δ (Tran
+    2021a: the whole claim; PF-LD: its primal part; Jagielski: the learner's ε/2 share)."""
     if name not in _SHIPS:
         raise InvalidParameterError(f"unknown shipped audit {name!r}; choose from {', '.join(_SHIPS)}")
     ship = ship or _SHIPS[name]
@@ -233,7 +273,7 @@ def audit_shipped(name: str, runs: int, rng: np.random.Generator, *, broken: boo
     run = (c.with_config(_at_double_rate(c.config), "drawn at 2B for 2x epochs (q -> 2q, same T), claim at q")
            if broken else c)
     run_cfg = run.config
-    draw = _draw_dp_sgd if name == "dp-sgd-shipped" else _draw_strict_all
+    draw = _DRAWS.get(name, _draw_core)
     if run.steps != steps:
         raise InvalidParameterError(f"{name}: the control must keep T = {steps}; got {run.steps}.")
     # the std the accountant assumes (z·C), written here on purpose rather than read from the engine's
@@ -358,7 +398,11 @@ def audit_strict_shipped(runs: int, rng: np.random.Generator, *, broken: bool = 
         gdp_mu_lower=gdp_mu_lower_bound(tr.alpha_up, tr.beta_up), gdp_mu_claimed=math.sqrt(q * steps) / z)
 
 
-_SHIPS = {"dp-sgd-shipped": SHIPPED_DP_SGD, "dp-fermi-strict-all-shipped": SHIPPED_STRICT_ALL}
+_SHIPS = {"dp-sgd-shipped": SHIPPED_DP_SGD, "dp-fermi-strict-all-shipped": SHIPPED_STRICT_ALL,
+          "tran-2021a-shipped": SHIPPED_TRAN, "pf-ld-shipped": SHIPPED_PF_LD,
+          "jagielski-2019-shipped": SHIPPED_JAGIELSKI}
+#: the learner unit's draw of one trial, by audit (the baselines: :func:`_draw_core`)
+_DRAWS = {"dp-sgd-shipped": _draw_dp_sgd, "dp-fermi-strict-all-shipped": _draw_strict_all}
 
 
 def _runner(name: str) -> Callable[..., AuditResult]:
@@ -373,6 +417,8 @@ SHIPPED: dict[str, Mechanism] = {
                                 "sampled at 2q (batch 2B, 2× epochs), claim at q"),
     "dp-fermi-strict-all-shipped": Mechanism(_runner("dp-fermi-strict-all-shipped"), {"smoke": 2_000, "full": 30_000},
                                              "sampled at 2q (batch 2B, 2× epochs), claim at q"),
+    **{name: Mechanism(_runner(name), {"smoke": 2_000, "full": 30_000}, "sampled at 2q (batch 2B, 2× epochs), claim at q")
+       for name in ("tran-2021a-shipped", "pf-ld-shipped", "jagielski-2019-shipped")},
     "dp-fermi-strict-shipped": Mechanism(
         lambda runs, rng, *, broken=False: audit_strict_shipped(runs, rng, broken=broken,
                                                                 oracle=not broken and runs >= ORACLE_FROM),

@@ -161,3 +161,52 @@ def test_report_table_shows_the_new_columns_and_marks_an_uninformative_design() 
     assert math.isnan(row["ratio_headline"]) and row["observed_noise_std"] == 1.49   # no profile: no best δ
     text = rep.markdown_table(rep.combined_rows(pd.DataFrame([row])))
     assert "0.300 (uninformative)" in text and "1.500 / 1.490" in text and "ratio to headline ε" in text
+
+
+# ---------------------------------------------------------------- the baselines' DP-SGD steps at their shipped runs
+
+BASELINES = ("tran-2021a-shipped", "pf-ld-shipped", "jagielski-2019-shipped")
+
+
+@pytest.mark.parametrize("name", BASELINES)
+def test_shipped_baseline_audit_passes_and_its_2q_control_is_flagged(name: str) -> None:
+    """Each baseline's DP-SGD steps, drawn by the core's own draw_step at the figure's full-profile (n, B, epochs,
+    C, ε): no violation of the claim; the 2q control (batch 2B for 2× epochs, claim at q) is flagged."""
+    ok = sub.audit_shipped(name, RUNS, np.random.default_rng(11), oracle=False)
+    assert ok.q < 0.05 and ok.steps >= 1_100 and ok.verdict == "no violation found"
+    assert ok.observed_q == pytest.approx(ok.q, rel=0.02)
+    assert ok.observed_noise_std == pytest.approx(ok.intended_noise_std, rel=0.02)
+    bad = sub.audit_shipped(name, RUNS, np.random.default_rng(12), broken=True, oracle=False)
+    assert bad.verdict == "control flagged" and bad.observed_q == pytest.approx(2 * ok.q, rel=0.02)
+
+
+@pytest.mark.parametrize("name", BASELINES)
+def test_shipped_baseline_audit_flags_every_row_in_the_core_s_sampler(name: str, monkeypatch) -> None:
+    """The core draws its batches through repro.privacy.sampling (one Poisson sampler): a sampler that takes every
+    row breaks the baselines' claims, and the audit of their shipped run says so."""
+    from repro.learners.baselines import _dpsgd_compiled
+
+    monkeypatch.setattr(_dpsgd_compiled, "poisson_batch", lambda n, q, *, rng: np.arange(n))
+    bad = sub.audit_shipped(name, RUNS, np.random.default_rng(13), oracle=False)
+    # Tran 2021a and PF-LD claim a nominal ε (the penalty couples a batch's records): "exceeded", not "violated"
+    assert bad.exceeded and bad.verdict in ("violated", "nominal: exceeded") and bad.observed_q == 1.0
+
+
+def test_the_baselines_audited_calibration_is_the_trainers() -> None:
+    """What the audits configure is what the trainers run: PF-LD's primal z and Jagielski's learner z, q and T
+    equal those of a training run on the same rows (the audit calls the same calibration)."""
+    from repro.learners.baselines import jagielski_2019, pf_ld, train_jagielski_2019, train_pf_ld
+
+    rng = np.random.default_rng(0)
+    n = 300
+    X, y, s = rng.normal(size=(n, 3)), (rng.random(n) < 0.4).astype(int), (rng.random(n) < 0.5).astype(int)
+    trained = train_pf_ld(X, y, s, epsilon=2.0, delta=1e-4, epochs=2, batch_size=32, rng=np.random.default_rng(1))
+    c = pf_ld.configure_primal(n=n, epsilon=2.0, delta=1e-4, epochs=2, batch_size=32)
+    assert (c.noise_multiplier, c.sampling_probability, c.steps) == (
+        trained.noise_multiplier, trained.sampling_probability, trained.steps)
+    game = train_jagielski_2019(X, y, s, bounds=[1.0], epsilon=2.0, delta=1e-4, rounds=2, learner_epochs=2,
+                                batch_size=32, rng=np.random.default_rng(2))
+    c = jagielski_2019.configure_learner(n=n, epsilon=2.0, delta=1e-4, rounds=2, learner_epochs=2, batch_size=32)
+    assert (c.noise_multiplier, c.sampling_probability, c.steps) == (game.noise_multiplier, game.sampling_probability,
+                                                                  game.steps)
+    assert c.epsilon() <= 1.0 + 1e-6
