@@ -18,6 +18,7 @@ from repro.engine.study import Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
 from repro.studies.audit.bounds import gdp_mu_lower_bound
+from repro.studies.audit.cnn_step import CNN_STEP
 from repro.studies.audit.fairnr_auditor import FAIRNR_AUDITOR
 from repro.studies.audit.mechanisms import MECHANISMS, AuditResult, Mechanism, audit
 from repro.studies.audit.subsampled import SHIPPED
@@ -32,7 +33,7 @@ TABLE_COLUMNS = ("mechanism", "instance", "label", "claimed_epsilon", "delta", "
                  "informative")
 #: the audits outside :mod:`~repro.studies.audit.mechanisms`: the shipped-configuration audits
 #: (:mod:`~repro.studies.audit.subsampled`) and FairNR's auditor step (:mod:`~repro.studies.audit.fairnr_auditor`)
-OWN: dict[str, Mechanism] = {**SHIPPED, **FAIRNR_AUDITOR}
+OWN: dict[str, Mechanism] = {**SHIPPED, **FAIRNR_AUDITOR, **CNN_STEP}
 #: every audited mechanism
 REGISTRY: dict[str, Mechanism] = {**MECHANISMS, **OWN}
 #: columns of the ``tradeoff`` table (tradeoff.csv): the claimed trade-off curve ("claimed": x = α, y = f(α)),

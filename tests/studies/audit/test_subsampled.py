@@ -210,3 +210,38 @@ def test_the_baselines_audited_calibration_is_the_trainers() -> None:
     assert (c.noise_multiplier, c.sampling_probability, c.steps) == (game.noise_multiplier, game.sampling_probability,
                                                                   game.steps)
     assert c.epsilon() <= 1.0 + 1e-6
+
+
+# ---------------------------------------------------------------- the UTKFace CNN's strict step
+
+@pytest.mark.slow
+def test_cnn_strict_step_holds_its_ratio_and_its_unclipped_control_is_flagged() -> None:
+    """The jitted strict step on the paper's VGG (16 px): every sampled neighbour's sensitivity/noise ratio is
+    within the accountant's 1/z (so the audited ε is below the claim), the noise the step adds is the intended
+    std, and the step without its clip is flagged."""
+    from repro.studies.audit.cnn_step import audit_cnn_strict_step
+
+    ok = audit_cnn_strict_step(2, np.random.default_rng(21))
+    assert ok.verdict == "no violation found" and 0.3 < ok.audited_epsilon / ok.claimed_epsilon < 1.0
+    observed, intended = (float(v) for v in
+                          __import__("re").search(r"noise std observed θ ([\d.]+) \(intended ([\d.]+)\)",
+                                                  ok.note).groups())
+    assert observed == pytest.approx(intended, rel=0.01)
+    bad = audit_cnn_strict_step(1, np.random.default_rng(22), broken=True)
+    assert bad.verdict == "control flagged"
+
+
+@pytest.mark.slow
+def test_cnn_strict_step_audit_sees_halved_noise_in_the_trainer_s_noise_stds(monkeypatch) -> None:
+    from repro.learners import dp_fermi
+    from repro.studies.audit.cnn_step import audit_cnn_strict_step
+
+    real = dp_fermi.noise_stds
+
+    def halved(*args, **kwargs):
+        th, w, a, b = real(*args, **kwargs)
+        return th / 2, [v / 2 for v in w], a, b
+
+    monkeypatch.setattr(dp_fermi, "noise_stds", halved)
+    bad = audit_cnn_strict_step(2, np.random.default_rng(23))
+    assert bad.exceeded and bad.verdict == "violated"
