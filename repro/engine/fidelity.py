@@ -35,7 +35,7 @@ from pathlib import Path
 
 from repro.engine.spec import ExperimentSpec, load_all
 
-__all__ = ["fidelity_rows", "measured", "render_dashboard", "parse_dashboard", "parse_measured", "main"]
+__all__ = ["fidelity_rows", "measured", "saved_run", "render_dashboard", "parse_dashboard", "parse_measured", "main"]
 
 FULL_PROFILE = "full"
 NOT_RUN = "not run"
@@ -52,13 +52,16 @@ def _short_document(doc: str) -> str:
     return f"{head}, {part}" if part else head
 
 
-def _saved_run(spec: ExperimentSpec, results: Path | Sequence[Path] | None) -> Path | None:
-    """The first ``<results>/<id>/full/`` holding a complete run (``run.json``), or None."""
+def saved_run(spec: ExperimentSpec, results: Path | Sequence[Path] | None) -> Path | None:
+    """The run that stands for ``spec``: the first ``<results>/<id>/full/`` holding a complete run
+    (``run.json``); else, for a result whose full profile needs an accelerator (it offers ``cpu``), the first
+    ``<results>/<id>/cpu/``; else None. The published results (:mod:`repro.engine.publish`) follow the same rule."""
     folders = [] if results is None else [results] if isinstance(results, (str, Path)) else list(results)
-    for folder in folders:
-        directory = Path(folder) / spec.id / FULL_PROFILE
-        if (directory / "run.json").exists():
-            return directory
+    for profile in [FULL_PROFILE, *(["cpu"] if "cpu" in spec.profiles else [])]:
+        for folder in folders:
+            directory = Path(folder) / spec.id / profile
+            if (directory / "run.json").exists():
+                return directory
     return None
 
 
@@ -66,9 +69,16 @@ def measured(spec: ExperimentSpec, results: Path | Sequence[Path] | None) -> tup
     """(text, all_within) of the saved full-profile run of ``spec``'s default variant under ``results`` (one
     folder or several, the first holding a run wins); ("not run", None) when none is saved. ``all_within`` is
     None when nothing was judged."""
-    directory = _saved_run(spec, results)
+    directory = saved_run(spec, results)
     if directory is None:
         return NOT_RUN, None
+    if directory.name != FULL_PROFILE:   # a reduced profile stands in: say so before what it measured
+        text, _ = _measured_run(spec, directory)
+        return f"{directory.name} profile only (reduced): {text}", None
+    return _measured_run(spec, directory)
+
+
+def _measured_run(spec: ExperimentSpec, directory: Path) -> tuple[str, bool | None]:
     from repro.engine.results import ResultBundle, not_comparable, report_hook, verdict_counts, verdict_line
 
     bundle = ResultBundle.load(spec, directory)
@@ -119,7 +129,8 @@ def render_dashboard(specs: Mapping[str, ExperimentSpec], results: Path | Sequen
     esc = lambda t: str(t).replace("|", "\\|").replace("\n", " ")  # noqa: E731
     lines = ["## Fidelity dashboard", "",
              "Generated from the experiment files' `[fidelity]` tables (declared status, reason for each miss) and "
-             "the saved full-profile runs (`<results>/<id>/full/`); \"not run\" = no saved full run; \"(earlier run)\" = "
+             "the saved full-profile runs (`<results>/<id>/full/`, or `cpu/` where the full profile needs an accelerator); "
+             "\"not run\" = no saved run; \"(earlier run)\" = "
              "kept from the previous snapshot because the folders read this time do not hold that result. "
              "Regenerate: `python -m repro.engine.fidelity RESULTS_DIR --previous docs/fidelity.md --out docs/fidelity.md`.", "",
              "Statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + f" ({len(rows)} results).", "",

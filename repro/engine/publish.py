@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from repro.engine.fidelity import FULL_PROFILE
+from repro.engine.fidelity import saved_run
 from repro.engine.folders import replaced_folder
 from repro.engine.spec import ExperimentSpec, load_all
 from repro.errors import InvalidParameterError
@@ -42,15 +42,9 @@ _FILES = ("run.json", "summary.csv", "trials.csv")
 
 
 def published_run(spec: ExperimentSpec, folders: Sequence[Path]) -> Path | None:
-    """The run of ``spec`` to publish: the first ``<folder>/<id>/full/`` with a ``run.json``; else, for a result
-    whose full profile needs an accelerator (it offers ``cpu``), the first ``<folder>/<id>/cpu/``."""
-    profiles = [FULL_PROFILE, *(["cpu"] if "cpu" in spec.profiles else [])]
-    for profile in profiles:
-        for folder in folders:
-            directory = Path(folder) / spec.id / profile
-            if (directory / "run.json").is_file():
-                return directory
-    return None
+    """The run of ``spec`` to publish: :func:`repro.engine.fidelity.saved_run` (the first ``<folder>/<id>/full/``
+    with a ``run.json``; else, for a result whose full profile needs an accelerator, the first ``cpu`` run)."""
+    return saved_run(spec, folders)
 
 
 def publish_files(directory: Path) -> list[Path]:

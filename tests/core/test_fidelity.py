@@ -149,3 +149,28 @@ def test_several_folders_and_an_earlier_snapshot_fill_in_what_this_run_lacks(tmp
     (tmp_path / "prev.md").write_text(snapshot, encoding="utf-8")
     assert fidelity.main([str(new), "--previous", str(tmp_path / "prev.md"), "--out", str(out)]) == 0
     assert "(earlier run)" in out.read_text(encoding="utf-8")
+
+
+def test_a_cpu_run_stands_in_where_the_full_profile_needs_an_accelerator(tmp_path) -> None:
+    """DP-FERMI Figure 5 offers a reduced `cpu` profile: its saved cpu run is what the dashboard (and the published
+    results) show, labelled as the reduced profile, never "not run"; a result without a cpu profile ignores one."""
+    import json as _json
+
+    import pandas as _pd
+
+    from repro.engine import fidelity as fid
+    from repro.engine.spec import load_all as _load_all
+
+    specs = {k: v for k, v in _load_all(strict=True).items() if k in ("dpfermi-fig-5", "dpfermi-fig-2")}
+    for eid in specs:
+        d = tmp_path / eid / "cpu"
+        d.mkdir(parents=True)
+        (d / "run.json").write_text(_json.dumps({"profile": "cpu"}))
+        _pd.DataFrame({"x": [1]}).to_csv(d / "trials.csv", index=False)
+        _pd.DataFrame({"method": ["m"], "metric": ["error"], "mean": [0.7], "paper": [0.6], "tolerance": [0.05],
+                       "within": [None], "comparable": [False], "condition": ["profile: cpu ≠ full"]}
+                      ).to_csv(d / "summary.csv", index=False)
+    rows = {r["id"]: r for r in fid.fidelity_rows(specs, tmp_path)}
+    assert rows["dpfermi-fig-5"]["measured"].startswith("cpu profile only (reduced): 1 paper value")
+    assert rows["dpfermi-fig-2"]["measured"] == fid.NOT_RUN
+    assert fid.saved_run(specs["dpfermi-fig-5"], [tmp_path]) == tmp_path / "dpfermi-fig-5" / "cpu"
