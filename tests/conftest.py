@@ -174,3 +174,16 @@ def native_thread_defaults():
     _BLAS_LIMITER.restore_original_limits()
     yield
     _BLAS_LIMITER = ThreadpoolController().limit(limits=1)
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_left_working():
+    """A test must leave Ctrl-C working in its process (the default SIGINT handler, SIGINT not blocked): the
+    interrupt tests of the same pytest worker rely on it."""
+    import signal
+
+    yield
+    handler = signal.getsignal(signal.SIGINT)
+    blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    assert handler is signal.default_int_handler and not blocked, (
+        f"this test left SIGINT {'blocked' if blocked else f'handled by {handler!r}'}; restore it")

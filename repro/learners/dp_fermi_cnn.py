@@ -124,6 +124,13 @@ def vgg_param_count(resolution: int, n_classes: int = 9) -> int:
     return conv + 256 * (resolution // 8) ** 2 * n_classes + n_classes
 
 
+def vgg_shapes(resolution: int, n_classes: int = 9) -> tuple[tuple[int, ...], ...]:
+    """The shapes of :func:`vgg_init`'s parameters, without drawing them."""
+    _check_resolution(resolution)
+    conv = [shape for a, b in VGG_CHANNELS for shape in ((3, 3, a, b), (b,))]
+    return (*conv, (256 * (resolution // 8) ** 2, n_classes), (n_classes,))
+
+
 def _check_resolution(resolution: int) -> None:
     if resolution < 8 or resolution % 8:
         raise InvalidParameterError(

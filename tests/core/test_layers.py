@@ -84,7 +84,7 @@ def test_every_study_lives_in_a_document_package() -> None:
 #: every module of the machine package (issue #20, item 1); a new one must be added here on purpose
 ENGINE_MODULES = {"repro.engine.backends", "repro.engine.cache", "repro.engine.cells", "repro.engine.citations",
                   "repro.engine.claims", "repro.engine.cost", "repro.engine.domains", "repro.engine.extends",
-                  "repro.engine.fidelity", "repro.engine.identity", "repro.engine.notes", "repro.engine.publish",
+                  "repro.engine.fidelity", "repro.engine.folders", "repro.engine.identity", "repro.engine.notes", "repro.engine.publish",
                   "repro.engine.references", "repro.engine.report", "repro.engine.results", "repro.engine.runner",
                   "repro.engine.schema", "repro.engine.site", "repro.engine.spec",
                   "repro.engine.study", "repro.engine.trial", "repro.engine.user_method", "repro.engine.warnings_capture"}

@@ -15,6 +15,7 @@ from repro.learners.dp_fermi_cnn import (  # noqa: E402
     vgg_apply,
     vgg_init,
     vgg_param_count,
+    vgg_shapes,
 )
 from repro.privacy.accounting import epsilon as accountant_epsilon  # noqa: E402
 
@@ -269,3 +270,10 @@ def test_strict_mode_runs_on_the_cnn() -> None:
     out = train_dp_fermi_jax(X, y, s, cfg, rng=np.random.default_rng(21), device="cpu", n_classes=9)
     assert out.steps == 3 and out.event is not None and np.linalg.norm(out.W) <= 2.0 + 1e-6
     assert all(np.all(np.isfinite(p)) for p in out.params)
+
+
+def test_vgg_shapes_are_the_initialised_parameters_shapes() -> None:
+    for resolution in (16, 32):
+        params = vgg_init(np.random.default_rng(0), resolution)
+        assert vgg_shapes(resolution) == tuple(p.shape for p in params)
+        assert sum(int(np.prod(s)) for s in vgg_shapes(resolution)) == vgg_param_count(resolution)

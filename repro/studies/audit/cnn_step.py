@@ -66,7 +66,7 @@ def audit_cnn_strict_step(runs: int, rng: np.random.Generator, *, broken: bool =
     isp = 1.0 / np.sqrt(np.bincount(s, minlength=GROUPS) / B)
     th_std, (w_std,), _, _ = noise_stds([cfg], [isp], "full", 0)
     clip = math.inf if broken else cfg.clip_norm
-    shapes = tuple(p.shape for p in cnn.vgg_init(np.random.default_rng(0), RESOLUTION, CLASSES))
+    shapes = cnn.vgg_shapes(RESOLUTION, CLASSES)
     step = cnn._make_strict_step(cnn.vgg_apply, clip, 1.0, 1.0, "frobenius", 1e30, shapes)
     n_params = sum(int(np.prod(sh)) for sh in shapes)
     dtype = jnp.zeros(()).dtype
