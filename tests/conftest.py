@@ -177,13 +177,32 @@ def native_thread_defaults():
 
 
 @pytest.fixture(autouse=True)
-def _ctrl_c_left_working():
-    """A test must leave Ctrl-C working in its process (the default SIGINT handler, SIGINT not blocked): the
-    interrupt tests of the same pytest worker rely on it."""
+def _ctrl_c_left_as_found():
+    """A test leaves SIGINT as it found it (handler and mask): the Ctrl-C tests of the same pytest worker rely on
+    it. A process started in the background by a non-interactive shell begins with SIGINT ignored; that is kept."""
     import signal
 
-    yield
     handler = signal.getsignal(signal.SIGINT)
     blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
-    assert handler is signal.default_int_handler and not blocked, (
-        f"this test left SIGINT {'blocked' if blocked else f'handled by {handler!r}'}; restore it")
+    yield
+    now = signal.getsignal(signal.SIGINT)
+    now_blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    if now is not handler or now_blocked != blocked:   # put it back, so that only this test fails
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_BLOCK if blocked else signal.SIG_UNBLOCK, [signal.SIGINT])
+    assert now is handler and now_blocked == blocked, f"this test changed SIGINT ({handler!r} -> {now!r}); restore it"
+
+
+@pytest.fixture
+def ctrl_c_default():
+    """Ctrl-C as an interactive user has it (Python's default handler, SIGINT not blocked) for the test, whatever
+    the process inherited (a background job of a non-interactive shell starts with SIGINT ignored)."""
+    import signal
+
+    handler = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    yield
+    signal.signal(signal.SIGINT, handler)
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])

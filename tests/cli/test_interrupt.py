@@ -28,7 +28,7 @@ def cached_entries(results: Path, name: str) -> int:
     return len(list((results / ".cache" / name).glob("*/*.pkl")))
 
 
-def test_interrupt_in_process_exits_130_with_one_line(toy_env: Path) -> None:
+def test_interrupt_in_process_exits_130_with_one_line(toy_env: Path, ctrl_c_default: None) -> None:
     write_experiment(toy_env, "toy-int", "interrupt_reps = [2]")
     result = CliRunner().invoke(main, ["run", "toy-int", "--quiet"])
     assert result.exit_code == 130, result.output
@@ -45,7 +45,7 @@ def test_interrupt_in_process_exits_130_with_one_line(toy_env: Path) -> None:
     assert not (toy_env / "toy-int").exists()  # no result folder for an interrupted run
 
 
-def test_interrupt_under_no_cache_does_not_promise_a_cache(toy_env: Path) -> None:
+def test_interrupt_under_no_cache_does_not_promise_a_cache(toy_env: Path, ctrl_c_default: None) -> None:
     write_experiment(toy_env, "toy-int", "interrupt_reps = [2]")
     result = CliRunner().invoke(main, ["run", "toy-int", "--quiet", "--no-cache"])
     assert result.exit_code == 130, result.output

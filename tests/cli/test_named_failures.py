@@ -91,7 +91,7 @@ def test_timeout_is_off_by_default_and_checked() -> None:
             RunConfig(timeout=bad)
 
 
-def test_a_real_ctrl_c_still_stops_the_run(toy_env: Path) -> None:
+def test_a_real_ctrl_c_still_stops_the_run(toy_env: Path, ctrl_c_default: None) -> None:
     write_experiment("toy-int", "interrupt_reps = [2]")
     result = CliRunner().invoke(main, ["run", "toy-int", "--quiet"])
     assert result.exit_code == 130, result.output
