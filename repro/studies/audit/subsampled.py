@@ -153,6 +153,13 @@ def mixture_llr(v: np.ndarray, mu: float, q: float) -> np.ndarray:
     return np.logaddexp(math.log1p(-q), math.log(q) + mu * v - mu * mu / 2)
 
 
+def _inclusions(batch: np.ndarray, width: int) -> np.ndarray:
+    """Whether each of the first ``width`` records (the runs' canaries) is in a drawn step's ``batch``."""
+    hit = np.zeros(width, dtype=bool)
+    hit[batch[batch < width]] = True
+    return hit
+
+
 def _statistic(side: str, runs: int, mu: float, q: float, steps: int, rng: np.random.Generator, *,
                noise_ratio: float = 1.0, draw: Callable[[], Drawn] | None = None,
                slots: int = 0) -> tuple[np.ndarray, float]:
@@ -174,12 +181,7 @@ def _statistic(side: str, runs: int, mu: float, q: float, steps: int, rng: np.ra
         for t in range(steps):
             v = ratio * rng.standard_normal(width)
             if side != "D":
-                if batches is None:
-                    hit = rng.random(width) < q
-                else:
-                    hit = np.zeros(width, dtype=bool)
-                    b = batches[t]
-                    hit[b[b < width]] = True
+                hit = rng.random(width) < q if batches is None else _inclusions(batches[t], width)
                 included += int(np.count_nonzero(hit))
                 v = v + hit * mu
             s += mixture_llr(v, mu, q)
@@ -327,12 +329,7 @@ def _strict_statistic(draw: Callable[[], Drawn], runs: int, mu: float, steps: in
             batches, ratio, width = None, 1.0, min(runs - start, 50_000)
         s = np.zeros(width)
         for t in range(steps):
-            if batches is None:
-                hit = rng.random(width) < q
-            else:
-                hit = np.zeros(width, dtype=bool)
-                b = batches[t]
-                hit[b[b < width]] = True
+            hit = rng.random(width) < q if batches is None else _inclusions(batches[t], width)
             included += int(np.count_nonzero(hit))
             v = ratio * rng.standard_normal(width) + (mu * hit if present else 0.0)
             s += hit * (mu * v - mu * mu / 2)
