@@ -95,6 +95,7 @@ from repro.learners.logistic import LogisticModel, SoftmaxModel, torch_linear_in
 from repro.privacy import sampling
 from repro.privacy.accounting import dp_sgd_event
 from repro.privacy.dpfermi_noise import NoiseLevels, theorem33_noise
+from repro.privacy.dpfermi_noise import noise_multiplier as reference_multiplier
 from repro.privacy.guarantee import STANDARDISED_FEATURES, Guarantee, Label, Neighbouring
 from repro.privacy.strict_accountant import ACCOUNTANT_NAME, StrictEvent, calibrate_strict_noise_multiplier
 
@@ -213,13 +214,22 @@ def schedule(config: DPFermiConfig, n: int) -> tuple[float | None, int]:
 
 
 def reference_noise(config: DPFermiConfig, n: int, epsilon: float, delta: float, rho: float, *,
-                    scope: Literal["sensitive", "all"] = "sensitive", warn: bool = True) -> NoiseLevels:
+                    scope: Literal["sensitive", "all"] = "sensitive", warn: bool = True
+                    ) -> tuple[NoiseLevels, float, dict]:
     """Theorem 3.3's σ_θ and σ_W for ``config`` on ``n`` rows at (ε, δ) with group floor ρ (L_θ = its clip
-    norm, D = its W radius, T from :func:`schedule`): part (a) (``sensitive``) or the thesis's all-feature
-    formulas (``all``). Spec: seed-004 §5; seed-003 §3.3."""
+    norm, D = its W radius, T from :func:`schedule`), with the theorem's conditions: part (a) (``sensitive``) or
+    the thesis's all-feature formulas (``all``). For ``sensitive`` also part (a)'s block multiplier z and the
+    paper's model of that noise (spec §5 caveat 1): each block T Poisson-subsampled Gaussians at q = B/n, the
+    joint (θ, W) release one at z/√2 (indicative only: the code clips the batch gradient, not each sample's);
+    z = 0 and no events for ε = ∞ or ``all``. Spec: seed-004 §5; seed-003 §3.3."""
     _, steps = schedule(config, n)
-    return theorem33_noise(n, steps, config.batch_size, rho, epsilon, delta, scope=scope,
-                           lipschitz=config.clip_norm, w_radius=config.w_radius, warn=warn)
+    levels = theorem33_noise(n, steps, config.batch_size, rho, epsilon, delta, scope=scope,
+                             lipschitz=config.clip_norm, w_radius=config.w_radius, warn=warn)
+    z = reference_multiplier(n, steps, config.batch_size, epsilon, delta) if scope == "sensitive" else 0.0
+    if z == 0.0:
+        return levels, 0.0, {}
+    q = dp_sgd.schedule(n, config.batch_size, 1, rule="B/n")[0]
+    return levels, z, {"joint": dp_sgd_event(z / math.sqrt(2), q, steps), "block": dp_sgd_event(z, q, steps)}
 
 
 def privacy_event(config: DPFermiConfig, noise_multiplier: float, q: float, steps: int):

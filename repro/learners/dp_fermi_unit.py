@@ -45,9 +45,7 @@ from repro.learners.dp_fermi import (
 from repro.learners.dp_fermi import guarantee as engine_guarantee
 from repro.learners.dp_fermi_compiled import fit_many, train_batch
 from repro.learners.unit import Configured, Unit, tiny_tabular
-from repro.privacy.accounting import dp_sgd_event
-from repro.privacy.dpfermi_noise import NoiseLevels, group_floor
-from repro.privacy.dpfermi_noise import noise_multiplier as reference_multiplier
+from repro.privacy.dpfermi_noise import group_floor
 from repro.privacy.guarantee import Guarantee, Label, Neighbouring
 
 __all__ = ["VARIANTS", "privileged_group", "ALL_FEATURE_REFERENCE", "NoiseScope", "DECLARED", "Configured", "schedule", "guarantee",
@@ -82,22 +80,6 @@ class NoiseScope(enum.StrEnum):
             return cls(value)
         except ValueError:
             raise InvalidParameterError(f"noise_scope must be 'sensitive' or 'all'; got {value!r}.") from None
-
-    def noise(self, config: DPFermiConfig, n: int, epsilon: float, delta: float, rho: float, *, warn: bool = True
-              ) -> tuple[NoiseLevels, float, dict]:
-        """σ_θ, σ_W of ``config`` on ``n`` rows at (ε, δ), group floor ρ, with Theorem 3.3's conditions
-        (:func:`repro.learners.dp_fermi.reference_noise` under this scope's formulas); for ``sensitive`` also
-        Theorem 3.3(a)'s block multiplier z and the paper's model of that noise (spec §5 caveat 1): each block T
-        Poisson-subsampled Gaussians at q = B/n, the joint (θ, W) release one at z/√2 (indicative only: the code
-        clips the batch gradient, not each sample's; none for ε = ∞ or ``all``)."""
-        levels = reference_noise(config, n, epsilon, delta, rho, scope=self.value, warn=warn)
-        z = reference_multiplier(n, levels.steps, config.batch_size, epsilon, delta) if self is NoiseScope.SENSITIVE \
-            else 0.0
-        if z == 0.0:
-            return levels, 0.0, {}
-        q = dp_sgd.schedule(n, config.batch_size, 1, rule="B/n")[0]
-        return levels, z, {"joint": dp_sgd_event(z / math.sqrt(2), q, levels.steps),
-                           "block": dp_sgd_event(z, q, levels.steps)}
 
     def guarantee(self, config: DPFermiConfig, epsilon: float, delta: float) -> Guarantee:
         """What the reference path promises under this scope (the engine's declaration for ``sensitive``)."""
@@ -179,7 +161,7 @@ def configure(variant: str | DPFermiConfig, *, n: int, epsilon: float, delta: fl
     if rho is None:
         raise InvalidParameterError("the reference noise (Theorem 3.3) needs the group floor rho.")
     scope = noise_scope if isinstance(noise_scope, NoiseScope) else NoiseScope.of(noise_scope)
-    noise, z, events = scope.noise(config, n, epsilon, delta, rho, warn=warn)
+    noise, z, events = reference_noise(config, n, epsilon, delta, rho, scope=scope.value, warn=warn)
     config = config.with_(sigma_theta=noise.sigma_theta, sigma_w=noise.sigma_w)
     return Configured(config, scope.guarantee(config, epsilon, delta), n, delta, steps, q, z,
                       events.get("joint"), sigma={"sigma_theta": noise.sigma_theta, "sigma_w": noise.sigma_w},

@@ -33,11 +33,10 @@ __all__ = ["DPSGDResult", "private_gradient", "train_dp_sgd_logistic", "guarante
            "noise_std"]
 
 
-def schedule(n: int, batch_size: int, epochs: int, *, rule: str = "opacus") -> tuple[float, int]:
-    """(q, T) of DP-SGD over ``n`` records: q = 1/⌈n/B⌉ (``rule="opacus"``, what Opacus does) or
-    min(1, B/n) (``rule="B/n"``), T = epochs·⌈n/B⌉. Spec: seed-003 §2.7 step 4, §3.2, §10 P6."""
-    q, steps = opacus_sampling(n, batch_size, epochs, rule=rule)
-    return q, int(steps)
+#: (q, T) of DP-SGD over ``n`` records: the privacy layer's :func:`repro.privacy.accounting.opacus_sampling` itself
+#: (q = 1/⌈n/B⌉ for ``rule="opacus"``, what Opacus does, or min(1, B/n) for ``rule="B/n"``; T = epochs·⌈n/B⌉), under
+#: the name every learner reads it by. Spec: seed-003 §2.7 step 4, §3.2, §10 P6.
+schedule = opacus_sampling
 
 
 def calibrate_noise(epsilon: float, delta: float, q: float, steps: int) -> float:

@@ -200,4 +200,4 @@ def opacus_sampling(n: int, batch_size: int, epochs: int, *, rule: str = "opacus
         q = min(1.0, batch_size / n)
     else:
         raise InvalidParameterError(f"sampling rule must be 'opacus' or 'B/n'; got {rule!r}.")
-    return q, per_epoch * epochs
+    return q, int(per_epoch * epochs)

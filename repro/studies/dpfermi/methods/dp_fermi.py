@@ -19,27 +19,24 @@ def prepare(trial: Trial) -> KnobFit:
         group_floor(str_)
     base = dict(lr_theta=float(params["lr_theta"]), lr_w=float(params["lr_w"]), batch_size=int(params["batch_size"]),
                 epochs=int(params["epochs"]), fairness=fairness)
-    strict, tables = variant != "reference", {}
-
-    def row(c, columns: dict) -> dict:
-        return {"method": "dp-fermi", "epsilon": eps, "delta": c.delta, "n_train": n, "steps": c.steps, "rho": rho,
-                "variant": variant, "joint_release": SHARED_NOISE, **columns,
-                **({"eps_joint_pld": c.epsilon()} if strict else {}), **privacy_row(c, "guarantee")}
-    if strict:
+    head, tables = {"method": "dp-fermi", "epsilon": eps, "n_train": n, "rho": rho, "variant": variant,
+                    "joint_release": SHARED_NOISE}, {}
+    if variant != "reference":
         c, lambdas, tags = unit.configure(variant, n=n, epsilon=eps, **base), params["strict_lambdas"], {None: {}}
-        settings, rows = {None: c}, [row(c, privacy_row(c, "noise_multiplier", "clip_norm", "sampling_probability",
-                                                         "accountant"))]
+        settings, rows = {None: c}, [{**head, **privacy_row(c, "delta", "steps", "noise_multiplier", "clip_norm",
+                                                             "sampling_probability", "accountant", "guarantee",
+                                                             eps_joint_pld="epsilon_pld")}]
     else:
-        code, lambdas = unit.privileged_group(ytr, str_), params["lambdas"]
-        ref = unit.VARIANTS["reference"].with_(**base, code_group=code)
-        chosen, tuning = ref_settings.settings(params, ctx, trial.data, trial.ds, ref)
-        tables, facts = ({"tuning": tuning} if tuning else {}), ref_settings.data_facts(
-            Xtr, ytr, str_, yte, fairness, code, base["batch_size"])
-        settings = {h: unit.configure(ref, n=n, epsilon=eps, rho=rho, clip_norm=L, w_radius=D, lr_theta=lr)
-                    for h, (L, D, lr) in chosen.items()}
-        tags = {h: dict(zip(("hyper", "clip_L", "radius_D", "lr_theta"), (h, *chosen[h]), strict=True)) for h in chosen}
-        rows = [row(c, {**tags[h], **ref_settings.privacy_columns(c, eps, chosen[h], code, facts,
-                                                                  max(map(float, lambdas)), rho)})
+        lambdas = params["lambdas"]
+        cell = ref_settings.settings(params, ctx, trial.data, trial.ds, unit.VARIANTS["reference"].with_(**base),
+                                     trial.parts)
+        tables = {"tuning": cell.tuning} if cell.tuning else {}
+        settings = {h: unit.configure("reference", n=n, epsilon=eps, rho=rho, **{
+            **base, "clip_norm": L, "w_radius": D, "lr_theta": lr, "code_group": cell.code_group})
+            for h, (L, D, lr) in cell.chosen.items()}
+        tags = {h: dict(zip(("hyper", "clip_L", "radius_D", "lr_theta"), (h, *cell.chosen[h]), strict=True))
+                for h in cell.chosen}
+        rows = [{**head, **tags[h], **cell.privacy_columns(c, h, eps, max(map(float, lambdas)), rho)}
                 for h, c in settings.items()]
     points = [(h, float(lam)) for h in settings for lam in lambdas]
     zero = dict(lam=0.0, noise_multiplier=0.0, sigma_theta=0.0, sigma_w=0.0)
