@@ -10,6 +10,7 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from scipy import stats
 
 from repro.errors import InvalidParameterError
+from repro.privacy import composition
 from repro.theory import fairnr as fn
 
 
@@ -174,21 +175,21 @@ def test_composition_delta_matches_dp_accounting_pld(eps0: float, k: int, eps_to
                                                 value_discretization_interval=1e-4)
         return base.self_compose(k).get_delta_for_epsilon(eps_total)
 
-    ours = fn.composition_delta(eps0, k, eps_total)
+    ours = composition.composition_delta(eps0, k, eps_total)
     assert pld(False) - 1e-9 <= ours <= pld(True) + 1e-9
     assert ours == pytest.approx(pld(True), rel=0.2, abs=1e-7)
 
 
 def test_calibration_and_accounting_are_consistent() -> None:
     eps, delta, k = 1.0, 1e-5, 1090
-    e0 = fn.calibrate_step_epsilon(eps, delta, k)
-    assert fn.composition_delta(e0, k, eps) <= delta
-    assert fn.composition_delta(e0 * 1.001, k, eps) > delta
-    assert fn.pure_composition_epsilon(e0, k, delta) == pytest.approx(eps, rel=1e-6)
+    e0 = composition.calibrate_step_epsilon(eps, delta, k)
+    assert composition.composition_delta(e0, k, eps) <= delta
+    assert composition.composition_delta(e0 * 1.001, k, eps) > delta
+    assert composition.pure_composition_epsilon(e0, k, delta) == pytest.approx(eps, rel=1e-6)
     # Better than basic composition, and than advanced composition with the same per-step ε.
     assert e0 > eps / k
-    assert fn.heterogeneous_composition_epsilon(np.full(k, e0), delta) > eps
-    assert fn.calibrate_step_epsilon(2.0, delta, 1) == 2.0
+    assert composition.heterogeneous_composition_epsilon(np.full(k, e0), delta) > eps
+    assert composition.calibrate_step_epsilon(2.0, delta, 1) == 2.0
 
 
 def test_lp_opt_and_game_value_bracket() -> None:

@@ -27,6 +27,7 @@ from threadpoolctl import threadpool_limits
 from repro.engine.study import Study
 from repro.engine.trial import TrialContext, TrialOutput
 from repro.errors import InvalidParameterError
+from repro.learners import fairnr_unit
 from repro.theory import expmech_learner as em
 from repro.theory import fairnr as fn
 from repro.theory import sample_complexity as sc
@@ -151,25 +152,14 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
     data = fn.TypeData(counts, y, g)
     n = data.n
     fdata, fpred = fn.flip_labels(data, pred)
-    k_steps = fn.corrected_k_steps(T, m)
-    eps_prime = sc.alg3_paper_eps_prime(n, eps, delta, T, m, C)
-    eps_step = fn.calibrate_step_epsilon(eps, delta, k_steps) if mode == "corrected" else None
+    c = fairnr_unit.configure(mode, n=n, epsilon=eps, delta=delta, T=T, m=m, C=C)
     # The m·T matrix-vector products are small: multi-threaded BLAS only adds contention here.
     with threadpool_limits(limits=1):
         run = fn.private_fairnr(fpred, fdata, T=T, m=m, C=C, mode=mode, rng=ctx.rng(),
-                                eps_prime=eps_prime if mode == "paper" else None, eps_step=eps_step, slack=slack)
-    # Our accounting (ours): corrected = calibrated exactly; paper = ∞ (noiseless auditor, E-17), with the
+                                eps_prime=c.eps_prime if mode == "paper" else None, eps_step=c.eps_step, slack=slack)
+    # Our accounting (the unit's): corrected = calibrated exactly; paper = ∞ (noiseless auditor, E-17), with the
     # learner's own releases bounded by heterogeneous advanced composition at their true sensitivity.
-    if mode == "corrected":
-        eps_acc = fn.pure_composition_epsilon(eps_step, k_steps, delta)
-        eps_learner = eps_acc
-    elif mode == "paper":
-        lam_cum = np.concatenate([[0.0], np.cumsum(run.lambdas)[:-1]])
-        sens = np.array([fn.cumulative_loss_sensitivity(n, t, lam_cum[t]) for t in range(1, T)])
-        eps_acc = math.inf
-        eps_learner = fn.heterogeneous_composition_epsilon(np.repeat(sens * eps_prime, m), delta)
-    else:
-        eps_acc = eps_learner = math.inf
+    eps_acc, eps_learner = c.accounted_epsilon(), c.learner_epsilon(run.lambdas)
     weights = run.mixture()
     uniform_err, _ = _mixture_metrics(np.full(pred.shape[0], 1.0 / pred.shape[0]), pred, eval_mass, y, g)
     err_eval, gap_eval = _mixture_metrics(weights, pred, eval_mass, y, g)
@@ -195,9 +185,9 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         "game_opt_err": game_err,
         "game_opt_eo_gap": game_gap,
         "eps_accounted": eps_acc,
-        "eps_label": fn.guarantee(mode, eps, delta).label.value,
+        "eps_label": c.guarantee.label.value,
         "eps_learner_only": eps_learner,
-        "eps_step": eps_step if mode == "corrected" else (eps_prime * (2.0 + C) / n if mode == "paper" else math.nan),
+        "eps_step": c.reported_step_epsilon,
         "noise_scale_last": float(run.scales[-1]),
         "n_train": float(n),
         "oracle_calls": float(m * T),
@@ -207,7 +197,7 @@ def run_trial(params: dict[str, Any], ctx: TrialContext) -> TrialOutput:
         "paper_eta_at_our_T_m": sc.alg3_eta(n, eps, delta, T, m, C, beta, c0=c0, d=d),
         "paper_eq2_holds": float(lhs >= rhs),
         "paper_eq2_min_n": math.inf if eq2_n is None else eq2_n,
-        "lemma4_eps_total": sc.lemma4_total_epsilon(eps, k_steps, delta),
+        "lemma4_eps_total": sc.lemma4_total_epsilon(eps, c.k_steps, delta),
     }
     curve = []
     for t in CHECKPOINTS:
