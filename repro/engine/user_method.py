@@ -48,7 +48,7 @@ from repro.errors import InvalidParameterError
 from repro.privacy.guarantee import Guarantee, Label
 
 __all__ = ["UserMethod", "PredictionError", "checked_predictions", "load_user_method", "resolve", "with_user_method",
-           "fit_predict", "USER_KEY"]
+           "guarantee_at", "USER_KEY"]
 
 _SUFFIX = " (yours)"
 
@@ -267,23 +267,15 @@ def with_user_method(spec: ExperimentSpec, method: UserMethod) -> ExperimentSpec
     return dataclasses.replace(spec, grid=grid or None, cells=cells, profiles=profiles)
 
 
-def fit_predict(key: str, X_train: np.ndarray, y_train: np.ndarray, s_train: np.ndarray, X_test: np.ndarray,
-                *, random_state: int, epsilon: float, delta: float) -> tuple[UserMethod, np.ndarray, Guarantee]:
-    """Train the user's method on one split and predict the test rows (its 0/1 labels); returns the method,
-    the predictions and its guarantee at the cell's budget, labelled *declared by the user*."""
-    method = resolve(key)
-    init = inspect.signature(method.cls.__init__).parameters
-    kwargs: dict[str, Any] = {"random_state": random_state}
-    kwargs.update({k: v for k, v in (("epsilon", epsilon), ("delta", delta)) if k in init})
-    est = method.cls(**kwargs)
-    est.fit(X_train, y_train, sensitive_features=s_train)
-    pred = checked_predictions(method.name, est.predict(X_test), len(X_test))
+def guarantee_at(method: UserMethod, epsilon: float, delta: float) -> Guarantee:
+    """The user's declared guarantee at the cell's budget (ε and δ where its ``__init__`` takes them, else the
+    declared ones), labelled *declared by the user*: the project has not checked it."""
+    init = inspect.signature(method.cls).parameters
     declared = method.guarantee
     eps = epsilon if "epsilon" in init else declared.epsilon
     delta_used = delta if "delta" in init else declared.delta
     caveat = declared.caveat or f"declared {declared.label.value} by the user, not checked by the project"
-    guarantee = dataclasses.replace(declared, epsilon=eps, delta=delta_used, label=Label.USER_DECLARED, caveat=caveat)
-    return method, pred, guarantee
+    return dataclasses.replace(declared, epsilon=eps, delta=delta_used, label=Label.USER_DECLARED, caveat=caveat)
 
 
 class PredictionError(ValueError):

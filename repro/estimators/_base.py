@@ -7,6 +7,7 @@ this module turns scikit-learn inputs into exactly that, once per ``fit``.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import numbers
 
@@ -65,6 +66,40 @@ class FairClassifierBase(ClassifierMixin, BaseEstimator):
 
     #: whether ``predict`` / ``predict_proba`` need ``sensitive_features`` too
     _predict_needs_groups = False
+    #: the hyperparameter :meth:`fit_path` sweeps in one run (None: the estimator fits one value at a time)
+    path_param: str | None = None
+    #: whether the path's models share every random draw (then each is the model ``fit`` gives at its value from
+    #: the same generator state); False where each value draws noise of its own inside the one run
+    path_shares_draws: bool = True
+
+    def fit_path(self, X, y, values, *, sensitive_features=None) -> list:
+        """One fitted copy of this estimator per value of its :attr:`path_param` (e.g. Tran et al.'s γ, DP-FERMI's λ,
+        Jagielski et al.'s bound B), all trained in one run, as the studies train their knob grids. Where the path
+        shares its draws (:attr:`path_shares_draws`) the i-th equals ``clone(self).set_params(**{path_param:
+        values[i]}).fit(X, y, sensitive_features=...)`` started from the same generator state; either way each
+        model is one run with the estimator's guarantee, and ``fit`` is the path of its one value."""
+        if self.path_param is None:
+            raise InvalidParameterError(f"{type(self).__name__} has no path parameter; call fit for one model.")
+        values = list(values)
+        if not values:
+            raise InvalidParameterError(f"fit_path needs at least one value of {self.path_param}; got none.")
+        states = self._fit_path(X, y, sensitive_features, values)
+        fitted = []
+        for value, state in zip(values, states, strict=True):
+            est = copy.copy(self)
+            est.set_params(**{self.path_param: value})
+            est.__dict__.update(state)
+            fitted.append(est)
+        return fitted
+
+    def _fit_path(self, X, y, sensitive_features, values: list) -> list[dict]:
+        """The fitted attributes of each value of :attr:`path_param`, trained in one run (estimators with a path)."""
+        raise NotImplementedError
+
+    def _fit_one_of_path(self, X, y, sensitive_features):
+        """``fit`` of an estimator with a path: the path of its one value."""
+        self.__dict__.update(self._fit_path(X, y, sensitive_features, [getattr(self, self.path_param)])[0])
+        return self
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -159,9 +194,13 @@ class LinearFairClassifierBase(FairClassifierBase):
     ``coef_`` (1, d) / ``intercept_`` (1,); predictions are the learner's own (1[w·x + b > 0])."""
 
     def _set_model(self, model) -> None:
-        self.model_ = model
-        self.coef_ = np.asarray(model.w, dtype=np.float64).reshape(1, -1)
-        self.intercept_ = np.array([float(model.b)])
+        self.__dict__.update(self._model_state(model))
+
+    @staticmethod
+    def _model_state(model) -> dict:
+        """The fitted attributes of a logistic ``model``: ``model_``, ``coef_`` (1, d), ``intercept_`` (1,)."""
+        return {"model_": model, "coef_": np.asarray(model.w, dtype=np.float64).reshape(1, -1),
+                "intercept_": np.array([float(model.b)])}
 
     def _design(self, X, sensitive_features) -> np.ndarray:
         X, _ = self._predict_inputs(X, sensitive_features)

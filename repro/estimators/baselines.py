@@ -33,6 +33,7 @@ from repro.learners.baselines import (
     train_pf_ld,
     train_tran_2021a,
 )
+from repro.learners.baselines._dpsgd import BatchedModels
 from repro.privacy.accounting import epsilon
 from repro.privacy.guarantee import NON_PRIVATE
 
@@ -77,20 +78,27 @@ class Tran2021aClassifier(LinearFairClassifierBase):
         self.clip_norm = clip_norm
         self.random_state = random_state
 
+    path_param = "gamma"
+    #: the γ models share their Poisson batches; each draws its own Gaussian noise (one batched run)
+    path_shares_draws = False
+
     def fit(self, X, y, *, sensitive_features=None) -> Tran2021aClassifier:
         """Train one DP-SGD model with penalty weight ``gamma``."""
+        return self._fit_one_of_path(X, y, sensitive_features)
+
+    def _fit_path(self, X, y, sensitive_features, gammas: list) -> list[dict]:
+        """One model per γ, all on the same Poisson batches and noise draws (:func:`train_tran_2021a`)."""
         eps = _check_eps(self.epsilon)
         X, y, s = self._fit_inputs(X, y, sensitive_features)
         delta = _delta(self.delta, X.shape[0])
-        res = train_tran_2021a(X, y, s, gammas=[float(self.gamma)], epsilon=eps, delta=delta,
+        res = train_tran_2021a(X, y, s, gammas=[float(g) for g in gammas], epsilon=eps, delta=delta,
                                epochs=int(self.epochs), batch_size=int(self.batch_size), lr=float(self.lr),
                                clip_norm=float(self.clip_norm), fairness=self.fairness,
                                rng=as_generator(self.random_state))
-        self._set_model(res.models[0])
-        self.noise_multiplier_, self.steps_ = res.noise_multiplier, res.steps
-        self.configured_ = res.configured
-        self.privacy_guarantee_ = NON_PRIVATE if res.noise_multiplier == 0 else fitted_guarantee(res.configured.guarantee)
-        return self
+        shared = {"noise_multiplier_": res.noise_multiplier, "steps_": res.steps, "configured_": res.configured,
+                  "privacy_guarantee_": NON_PRIVATE if res.noise_multiplier == 0
+                  else fitted_guarantee(res.configured.guarantee)}
+        return [{**shared, **self._model_state(model)} for model in res.models]
 
 
 class PFLDClassifier(LinearFairClassifierBase):
@@ -164,25 +172,32 @@ class Jagielski2019Classifier(FairClassifierBase):
         self.slack = slack
         self.random_state = random_state
 
+    path_param = "bound"
+    #: each bound's game draws its own learner noise and Laplace releases (one batched run, G games)
+    path_shares_draws = False
+
     def fit(self, X, y, *, sensitive_features=None) -> Jagielski2019Classifier:
         """Run the private reductions game on (X, y, s)."""
+        return self._fit_one_of_path(X, y, sensitive_features)
+
+    def _fit_path(self, X, y, sensitive_features, bounds: list) -> list[dict]:
+        """One game per bound B, batched on the same batches and noise draws (:func:`train_jagielski_2019`)."""
         eps = _check_eps(self.epsilon)
         X, y, s = self._fit_inputs(X, y, sensitive_features)
         delta = _delta(self.delta, X.shape[0])
-        res = train_jagielski_2019(X, y, s, bounds=[float(self.bound)], epsilon=eps, delta=delta,
+        res = train_jagielski_2019(X, y, s, bounds=[float(b) for b in bounds], epsilon=eps, delta=delta,
                                    rounds=int(self.rounds), learner_epochs=int(self.learner_epochs),
                                    batch_size=int(self.batch_size), lr=float(self.lr),
                                    clip_norm=float(self.clip_norm), eta=float(self.eta), slack=float(self.slack),
                                    rng=as_generator(self.random_state))
-        self.result_ = res
-        self.iterates_ = res.iterates
-        self.noise_multiplier_ = res.noise_multiplier
-        self.laplace_epsilon_per_round_ = res.laplace_epsilon_per_round
-        self.privacy_guarantee_ = NON_PRIVATE if res.event is None or math.isinf(eps) else fitted_guarantee(
+        claim = NON_PRIVATE if res.event is None or math.isinf(eps) else fitted_guarantee(
             jagielski_2019.guarantee(epsilon(res.event, delta), delta))
-        return self
+        return [{"result_": res, "path_index_": i, "iterates_": tuple(BatchedModels(m.w[:, i:i + 1], m.b[i:i + 1]) for m in res.iterates),
+                 "noise_multiplier_": res.noise_multiplier, "steps_": res.steps,
+                 "laplace_epsilon_per_round_": res.laplace_epsilon_per_round, "privacy_guarantee_": claim}
+                for i in range(len(bounds))]
 
     def predict_proba(self, X, *, sensitive_features=None) -> np.ndarray:
         """(n, 2): P(Ŷ = classes_[1] | x) of the uniform mixture of iterates."""
         X, _ = self._predict_inputs(X, sensitive_features)
-        return self._proba_from_positive(self.result_.predict_proba(X)[:, 0])
+        return self._proba_from_positive(self.result_.predict_proba(X)[:, self.path_index_])

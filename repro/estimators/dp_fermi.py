@@ -28,6 +28,7 @@ import numpy as np
 from repro.errors import InvalidParameterError
 from repro.estimators._base import LinearFairClassifierBase, as_generator, fitted_guarantee
 from repro.learners import dp_fermi_unit as unit
+from repro.privacy.dpfermi_noise import group_floor
 from repro.privacy.guarantee import NON_PRIVATE, Guarantee
 
 __all__ = ["DPFermiClassifier", "VARIANTS"]
@@ -99,13 +100,20 @@ class DPFermiClassifier(LinearFairClassifierBase):
         if not float(self.epsilon) > 0:
             raise InvalidParameterError(f"epsilon must be > 0 (math.inf for none); got {self.epsilon}.")
 
+    path_param = "lam"
+
     def fit(self, X, y, *, sensitive_features=None) -> DPFermiClassifier:
         """Train on the non-sensitive features X, labels y and groups ``sensitive_features``: the learner unit's
         :func:`repro.learners.dp_fermi_unit.fit` (the studies' calibration and engine)."""
+        return self._fit_one_of_path(X, y, sensitive_features)
+
+    def _fit_path(self, X, y, sensitive_features, lams: list) -> list[dict]:
+        """One model per λ, trained together in one trial of the unit's ``fit_many`` (the same batches and noise
+        draws; each λ calibrated by the unit's ``configure``, as its ``fit`` does)."""
         self._check_params()
         X, y, s = self._fit_inputs(X, y, sensitive_features)
-        hyper = dict(lam=float(self.lam), lr_theta=float(self.lr_theta), lr_w=float(self.lr_w),
-                     batch_size=int(self.batch_size), epochs=int(self.epochs), fairness=self.fairness)
+        hyper = dict(lr_theta=float(self.lr_theta), lr_w=float(self.lr_w), batch_size=int(self.batch_size),
+                     epochs=int(self.epochs), fairness=self.fairness)
         if self.variant == "reference":
             group = unit.privileged_group(y, s) if self.code_group is None else int(self.code_group)
             if not 0 <= group < self.groups_.size:
@@ -114,14 +122,14 @@ class DPFermiClassifier(LinearFairClassifierBase):
                          w_radius=float(self.w_radius), code_group=group)
         elif self.clip_norm is not None:
             hyper["clip_norm"] = float(self.clip_norm)
-        res, c = unit.fit(X, y, s, epsilon=float(self.epsilon), delta=self.delta, rng=as_generator(self.random_state),
-                          variant=self.variant, noise_scope=self.noise_scope, warn=False, **hyper)
-        self._set_model(res.model)
-        self.config_, self.configured_ = c.config, c
-        self.W_ = res.W
-        self.steps_ = res.steps
-        self.privacy_guarantee_ = _fitted(c)
-        return self
+        rho = group_floor(s)
+        configured = [unit.configure(self.variant, n=X.shape[0], epsilon=float(self.epsilon), delta=self.delta,
+                                     rho=rho, noise_scope=self.noise_scope, warn=False, lam=float(lam), **hyper)
+                      for lam in lams]
+        results = unit.fit_many(X, y, s, [[c.config for c in configured]], [as_generator(self.random_state)])[0]
+        return [{**self._model_state(res.model), "config_": c.config, "configured_": c, "W_": res.W,
+                 "steps_": res.steps, "privacy_guarantee_": _fitted(c)}
+                for res, c in zip(results, configured, strict=True)]
 
 
 def _fitted(c) -> Guarantee:

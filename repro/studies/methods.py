@@ -4,15 +4,19 @@ A method file defines ``METHOD``: the name the experiment files use (grid/cell `
 privacy guarantee (a :class:`repro.privacy.guarantee.Guarantee`, or one per study variant), the record names
 it writes (Algorithm 2 also writes its base model's row), its position and style in tables and figures, and
 ``run(trial)``: how it trains and scores one :class:`Trial` (its parameters, context, dataset and the study's
-prepared arrays; the same signature in every study, the return the study's: see its module docstring). Adding a method is adding one file; the study's report draws every method it finds, and a
-researcher's own method (``repro run --with``) is drawn beside them, labelled as theirs.
+prepared arrays; the same signature in every study, the return the study's: see its module docstring).
+Adding a method is adding one file; the study's report draws every method it finds, and a researcher's own
+method (``repro run --with``) is drawn beside them, labelled as theirs.
 
-Most methods are declarations (issue 34, item 1): :meth:`Method.declare` names the learner, the knob it
-sweeps in one trial (:class:`Knob`) and the experiment parameters it reads (:class:`Param`), and the
-study's one generic ``runner`` builds the learner call, scores every knob point with the study's metrics
-and writes the privacy row. A method that trains its knob grid in one batched pass declares that hook
-instead (:meth:`Method.batched`: ``prepare`` + the learner unit's ``fit_many``); one that needs logic of
-its own (Algorithm 2's base-model row) keeps a hand-written ``run``.
+Most methods are declarations over an estimator class of :mod:`repro.estimators` (:meth:`Method.declare` with a
+:class:`Learner`): the estimator, the knob it sweeps in one trial (:class:`Knob`, its path parameter) and the
+experiment parameters it reads (:class:`Param`); the study's one generic ``runner`` builds the estimator with
+the cell's budget and the trial's generator, fits the knob's path, scores every knob point with the study's
+metrics and writes the privacy row. A researcher's ``--with`` class is trained by the same :class:`Learner`
+(:func:`fit_user_method`). A method that trains the knob grids of several trials in one batched pass declares
+that hook (:meth:`Method.batched`: ``prepare`` + the learner unit's ``fit_many``, the unit its estimator's
+``fit`` is); one that needs logic of its own (Algorithm 2's two estimators and base-model row) keeps a
+hand-written ``run``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import inspect
 import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -27,12 +32,13 @@ from typing import Any
 
 import numpy as np
 
+from repro.engine.user_method import UserMethod, checked_predictions, guarantee_at, resolve
 from repro.errors import InvalidParameterError, UnknownNameError
 from repro.privacy.guarantee import Guarantee
 from repro.privacy.guarantee import is_user_declared as is_user_label
 
 __all__ = ["BatchedRun", "Declared", "Knob", "KnobFit", "Learner", "Method", "Param", "Style", "Trial", "discover",
-           "find", "is_user_label", "USER_SUFFIX"]
+           "find", "fit_user_method", "is_user_label", "USER_SUFFIX"]
 
 #: how figures and reports mark a researcher's method (``repro run --with``)
 USER_SUFFIX = "(yours)"
@@ -92,7 +98,7 @@ class Style(Mapping):
 
 @dataclass(frozen=True)
 class KnobFit:
-    """One trial's knob grid made ready for its learner unit's batched fit (issue 34, item 1).
+    """One trial's knob grid made ready for its learner unit's batched fit.
 
     ``configs`` are the models the trial trains together (its knob points, sharing batches and noise draws),
     on (``X``, ``y``, ``s``) with the trial's own generator ``rng``; ``finish(results)`` turns the unit's
@@ -123,76 +129,88 @@ class Param:
 
 @dataclass(frozen=True)
 class Knob:
-    """The grid a method sweeps inside one trial (λ, γ, the bound B, ...): learner argument ``arg`` gets
-    ``[kind(v) for v in params[param]]``; the learner's result lists the points it trained as its attribute
-    ``fitted`` (default ``arg``), the values the records' ``knob`` column shows (issue 34, item 1)."""
+    """The grid a method sweeps inside one trial (λ, γ, the bound B, ...): the estimator's path parameter
+    ``arg`` (:meth:`repro.estimators._base.FairClassifierBase.fit_path`) takes ``[kind(v) for v in
+    params[param]]``, all points trained in one run; the records' ``knob`` column shows these values."""
 
     arg: str
     param: str
     kind: Callable[[Any], Any] = float
-    fitted: str | None = None
 
     def read(self, params: Mapping[str, Any]) -> list:
         """The knob points of the trial with parameters ``params``."""
         return [self.kind(v) for v in params[self.param]]
 
-    def points(self, result: Any) -> list:
-        """The knob points a learner's result reports, in its order."""
-        return list(getattr(result, self.fitted or self.arg))
 
-
-#: how a learner's result predicts on the test rows, one (possibly expected) 0/1 prediction per knob point
-_PREDICTIONS: dict[str, Callable[[Any, Any], list]] = {
-    "model": lambda result, X: [result.model.predict(X)],
-    "models": lambda result, X: [model.predict(X) for model in result.models],
-    "proba": lambda result, X: list(np.asarray(result.predict_proba(X)).T),
+#: how a fitted estimator predicts the test rows: its 0/1 labels, or the expected prediction of a randomized
+#: classifier (``predict_proba``'s positive column: Jagielski et al.'s mixture of iterates)
+_PREDICTIONS: dict[str, Callable[[Any, Any], Any]] = {
+    "label": lambda est, X: est.predict(X),
+    "expected": lambda est, X: np.asarray(est.predict_proba(X))[:, 1],
 }
 
 
 @dataclass(frozen=True)
 class Learner:
-    """How a declared method calls its learner (:meth:`Method.declare`).
+    """How a declared method trains (:meth:`Method.declare`): an estimator class of :mod:`repro.estimators` (the
+    same object a researcher's ``--with`` method is), built with the study's budget and the trial's generator.
 
-    The study's runner calls ``fit(X, y, s, **budget, **kwargs(params))``: ``budget`` is the study's (ε, δ
-    and the trial's generator), :meth:`kwargs` the knob's points, every ``params`` entry read from the
-    trial and the ``fixed`` constants. ``predict`` says how the result predicts per knob point (``model``:
-    one model, no knob; ``models``: one model per point; ``proba``: the columns of ``predict_proba``), and
-    ``reports`` names the result's attributes the privacy row copies, in that order.
+    The study's runner calls :meth:`fit`: ``estimator(epsilon=, delta=, random_state=rng, **kwargs(params))``
+    fitted on the training rows (``sensitive_features`` unless ``groups`` is False: a fairness-unaware method),
+    over the knob's points by the estimator's ``fit_path`` (one run, shared draws) when there is a knob;
+    ``predict`` says how each fitted estimator predicts (``label`` / ``expected``, :data:`_PREDICTIONS`) and
+    ``reports`` what the privacy row copies (column → fact; a tuple of names names each column as its fact):
+    facts of the estimator's ``configured_`` (the learner unit's :class:`~repro.learners.unit.Configured`, by
+    :func:`repro.learners.unit.privacy_row`) where it has one, else its fitted attributes ``<fact>_``.
     """
 
-    fit: Callable[..., Any]
+    estimator: type
     knob: Knob | None = None
     params: Mapping[str, Param] = field(default_factory=dict)
     fixed: Mapping[str, Any] = field(default_factory=dict)
-    predict: str = "model"
-    reports: tuple[str, ...] = ()
+    predict: str = "label"
+    reports: Mapping[str, str] = field(default_factory=dict)
+    groups: bool = True
+    #: ``generator``: the trial's generator is the estimator's ``random_state`` (its stream continues: the
+    #: project's estimators); ``int``: an int drawn from it (a researcher's scikit-learn class, ``--with``)
+    seed: str = "generator"
+    #: the name a broken prediction is reported under (:func:`repro.engine.user_method.checked_predictions`: a
+    #: researcher's method); None: the project's estimators, whose predictions are not re-checked
+    checked: str | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.reports, Mapping):     # names: each column named as its fact
+            object.__setattr__(self, "reports", {name: name for name in self.reports})
         if self.predict not in _PREDICTIONS:
             raise InvalidParameterError(f"predict must be one of {', '.join(_PREDICTIONS)}; got {self.predict!r}.")
-        if (self.knob is None) != (self.predict == "model"):
-            raise InvalidParameterError("a learner with a knob predicts per point ('models' or 'proba'); "
-                                        f"one without predicts with its 'model' (got knob={self.knob}, "
-                                        f"predict={self.predict!r}).")
+        if self.seed not in ("generator", "int"):
+            raise InvalidParameterError(f"seed must be 'generator' or 'int'; got {self.seed!r}.")
+        path = getattr(self.estimator, "path_param", None)
+        if self.knob is not None and self.knob.arg != path:
+            raise InvalidParameterError(f"{self.estimator.__name__} fits a path over {path!r}, not the knob "
+                                        f"{self.knob.arg!r}; declare the knob on its path parameter.")
 
     def kwargs(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """The learner's keyword arguments besides the study's budget, for a trial with ``params``."""
-        out = {self.knob.arg: self.knob.read(params)} if self.knob is not None else {}
-        out.update({arg: p.read(params) for arg, p in self.params.items()})
-        out.update(self.fixed)
-        return out
+        """The estimator's hyperparameters besides the budget and the knob, for a trial with ``params``."""
+        return {**{arg: p.read(params) for arg, p in self.params.items()}, **self.fixed}
 
-    def points(self, result: Any) -> list:
-        """The knob points a fitted result trained, in its order (``[None]`` when there is no knob)."""
-        return self.knob.points(result) if self.knob is not None else [None]
+    def fit(self, X: Any, y: Any, s: Any, params: Mapping[str, Any], *, epsilon: float, delta: float,
+            rng: np.random.Generator) -> list[tuple[Any, Any]]:
+        """(knob point, fitted estimator) per knob point of the trial (``[(None, estimator)]`` without a knob)."""
+        takes = inspect.signature(self.estimator).parameters
+        budget = {name: v for name, v in (("epsilon", epsilon), ("delta", delta)) if name in takes}
+        seed = int(rng.integers(2**31 - 1)) if self.seed == "int" else rng
+        est = self.estimator(**budget, random_state=seed, **self.kwargs(params))
+        groups = {"sensitive_features": s} if self.groups else {}
+        if self.knob is None:
+            return [(None, est.fit(X, y, **groups))]
+        points = self.knob.read(params)
+        return list(zip(points, est.fit_path(X, y, points, **groups), strict=True))
 
-    def predictions(self, result: Any, X: Any) -> list:
-        """The result's prediction on ``X`` at each knob point (one when it has no knob)."""
-        return _PREDICTIONS[self.predict](result, X)
-
-    def report(self, result: Any) -> dict[str, Any]:
-        """The result's ``reports`` attributes, for the privacy row."""
-        return {name: getattr(result, name) for name in self.reports}
+    def predictions(self, est: Any, X: Any) -> Any:
+        """The fitted estimator's (possibly expected) 0/1 predictions on ``X`` (checked where :attr:`checked`)."""
+        pred = _PREDICTIONS[self.predict](est, X)
+        return pred if self.checked is None else checked_predictions(self.checked, pred, len(X))
 
 
 @dataclass(frozen=True)
@@ -306,3 +324,16 @@ def find(package: str, name: str) -> Method:
         raise UnknownNameError(f"unknown method {name!r}; choices: {', '.join(methods)} "
                                "(or bring your own with `repro run ID --with FILE.py`).")
     return methods[name]
+
+
+def fit_user_method(key: str, X: Any, y: Any, s: Any, X_test: Any, *, rng: np.random.Generator, epsilon: float,
+                    delta: float) -> tuple[UserMethod, np.ndarray, Guarantee]:
+    """A researcher's method (``repro run --with``, identity ``key``) trained as the project's declared methods are:
+    its class is a :class:`Learner`'s estimator (the budget where its ``__init__`` takes it, an int
+    ``random_state`` drawn from the trial's generator ``rng``, its predictions checked), fitted on (X, y, s) and
+    predicting ``X_test``. Returns the method, its 0/1 predictions and its guarantee at the cell's budget,
+    labelled *declared by the user* (:func:`repro.engine.user_method.guarantee_at`)."""
+    method = resolve(key)
+    learner = Learner(method.cls, seed="int", checked=method.name)
+    [(_, est)] = learner.fit(X, y, s, {}, epsilon=epsilon, delta=delta, rng=rng)
+    return method, learner.predictions(est, X_test), guarantee_at(method, epsilon, delta)

@@ -1,4 +1,5 @@
-"""The user-method contract (repro.engine.user_method) without data: loading, the plan's extra cell, fit_predict."""
+"""The user-method contract (repro.engine.user_method) without data: loading, the plan's extra cell, and its fit
+(repro.studies.methods.fit_user_method: the declared methods' Learner)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import numpy as np
 import pytest
 
 from repro.engine.spec import format_setting, load_experiment
-from repro.engine.user_method import USER_KEY, fit_predict, load_user_method, with_user_method
+from repro.engine.user_method import USER_KEY, load_user_method, with_user_method
+from repro.studies.methods import fit_user_method
 from repro.errors import InvalidParameterError
 from repro.privacy.guarantee import Label, Neighbouring
 
@@ -80,15 +82,15 @@ def test_user_cell_is_crossed_with_the_grid_and_keeps_the_seed_label() -> None:
             assert len(before) == n_methods * len(mine)
 
 
-def test_fit_predict_passes_the_budget_and_relabels_the_guarantee() -> None:
+def test_fit_user_method_passes_the_budget_and_relabels_the_guarantee() -> None:
     m = load_user_method(str(EXAMPLE))
     rng = np.random.default_rng(0)
     X = rng.standard_normal((400, 3))
     y = (X[:, 0] > 0).astype(int)
     s = rng.integers(0, 2, 400)
-    _, pred, g = fit_predict(m.key, X, y, s, X, random_state=7, epsilon=50.0, delta=1e-5)
-    _, pred2, _ = fit_predict(m.key, X, y, s, X, random_state=7, epsilon=50.0, delta=1e-5)
-    np.testing.assert_array_equal(pred, pred2)  # the int random_state makes it reproducible
+    _, pred, g = fit_user_method(m.key, X, y, s, X, rng=np.random.default_rng(7), epsilon=50.0, delta=1e-5)
+    _, pred2, _ = fit_user_method(m.key, X, y, s, X, rng=np.random.default_rng(7), epsilon=50.0, delta=1e-5)
+    np.testing.assert_array_equal(pred, pred2)  # the int random_state drawn from the generator: reproducible
     assert (pred == y).mean() > 0.9  # ε = 50: little noise on a separable problem
     assert g.epsilon == 50.0 and g.delta == 0.0 and g.label is Label.USER_DECLARED  # no delta in __init__
 

@@ -24,8 +24,9 @@ import pytest
 
 import repro.estimators as estimators
 import repro.learners
-from repro.engine.user_method import fit_predict, load_user_method
+from repro.engine.user_method import load_user_method
 from repro.learners.unit import Configured, Unit
+from repro.studies.methods import fit_user_method
 
 
 def _units() -> dict[str, Unit]:
@@ -111,5 +112,6 @@ def test_the_estimator_over_a_unit_is_the_units_fit(module: str) -> None:
             continue
         method = load_user_method(f"{cls.__module__}:{cls.__name__}")
         assert method.cls is cls and method.guarantee == cls.privacy_guarantee
-        _, pred, claim = fit_predict(method.key, X, y, s, X[:10], random_state=3, epsilon=1.0, delta=1e-3)
+        _, pred, claim = fit_user_method(method.key, X, y, s, X[:10], rng=np.random.default_rng(3), epsilon=1.0,
+                                         delta=1e-3)
         assert pred.shape == (10,) and claim.label.value == "declared by the user" and claim.epsilon == 1.0

@@ -15,7 +15,7 @@ from repro.datasets import registry
 from repro.datasets.split import split as split_rows
 from repro.engine.trial import TrialContext
 from repro.fairness.notion import Fairness
-from repro.learners.unit import Configured, privacy_row
+from repro.learners.unit import privacy_row
 from repro.studies.methods import Declared, Param, Trial
 
 __all__ = ["load_dataset", "split", "metrics", "run_declared", "BASELINE_SGD"]
@@ -63,25 +63,22 @@ def metrics(prob_pred: np.ndarray, y: np.ndarray, s: np.ndarray, fairness: Fairn
 
 
 def run_declared(method: Declared, trial: Trial) -> tuple[list, list, dict]:
-    """A declared method's trial (:meth:`repro.studies.methods.Method.declare`): its learner on the training
-    rows with the budget (ε, δ = 1/n²) and the trial's generator, one record per knob point scored on the test
-    rows, and the privacy row. A learner unit's ``fit`` returns ``(result, Configured)``: the row is then the
-    unit's (:func:`repro.learners.unit.privacy_row`: z, T and its guarantee); a learner that returns its result
-    alone reports the attributes it declares and the declared guarantee at this (ε, δ).
-    Spec: seed-004 §7.2–§7.4, §8."""
+    """A declared method's trial (:meth:`repro.studies.methods.Method.declare`): its estimator
+    (:class:`repro.studies.methods.Learner`) on the training rows with the budget (ε, δ = 1/n²) and the trial's
+    generator, over its knob's points in one run; one record per knob point scored on the test rows, and the
+    privacy row: the learner unit's (:func:`repro.learners.unit.privacy_row` of the estimator's ``configured_``:
+    z, T and its guarantee) where the estimator has one, else the fitted attributes it reports and the declared
+    guarantee at this (ε, δ). Spec: seed-004 §7.2–§7.4, §8."""
     (Xtr, ytr, str_, Xte, yte, ste), params = trial.parts, trial.params
     learner = method.learner
     eps = float(params["epsilon"])
     n = Xtr.shape[0]
     delta = 1.0 / n**2
-    result = learner.fit(Xtr, ytr, str_, epsilon=eps, delta=delta, **learner.kwargs(params), rng=trial.ctx.rng())
-    result, configured = result if isinstance(result, tuple) and isinstance(result[-1], Configured) else (result, None)
-    records = []
-    for point, pred in zip(learner.points(result), learner.predictions(result, Xte), strict=True):
-        knob = {} if point is None else {"knob": point}
-        records.append({"method": method.name, **knob, **metrics(pred, yte, ste, params["fairness"])})
-    head = {"method": method.name, "epsilon": eps, "delta": delta, "n_train": n}
-    if configured is not None:
-        return records, [{**head, **privacy_row(configured, "noise_multiplier", "steps", "guarantee")}], {}
-    privacy = {**head, **learner.report(result), "guarantee": method.guarantee.with_epsilon(eps, delta).describe()}
-    return records, [privacy], {}
+    fitted = learner.fit(Xtr, ytr, str_, params, epsilon=eps, delta=delta, rng=trial.ctx.rng())
+    records = [{"method": method.name, **({} if point is None else {"knob": point}),
+                **metrics(learner.predictions(est, Xte), yte, ste, params["fairness"])} for point, est in fitted]
+    head, est = {"method": method.name, "epsilon": eps, "delta": delta, "n_train": n}, fitted[0][1]
+    if getattr(est, "configured_", None) is not None:
+        return records, [{**head, **privacy_row(est.configured_, **learner.reports, guarantee="guarantee")}], {}
+    reported = {column: getattr(est, f"{fact}_") for column, fact in learner.reports.items()}
+    return records, [{**head, **reported, "guarantee": method.guarantee.with_epsilon(eps, delta).describe()}], {}

@@ -60,13 +60,13 @@ from typing import Any
 
 from repro.engine.study import Batching, Study
 from repro.engine.trial import TrialContext, TrialOutput
-from repro.engine.user_method import USER_KEY, fit_predict
+from repro.engine.user_method import USER_KEY
 from repro.fairness.notion import Fairness
 from repro.learners.dp_fermi_unit import privileged_group
 from repro.privacy.group import per_person
 from repro.studies.dpfermi import methods as method_registry
 from repro.studies.dpfermi._tabular import load_dataset, metrics, split
-from repro.studies.methods import Trial
+from repro.studies.methods import Trial, fit_user_method
 
 __all__ = ["STUDY", "run_trial", "load_dataset", "epsilon_label"]
 
@@ -87,8 +87,8 @@ def _run_user_method(params: dict[str, Any], ctx: TrialContext, parts: tuple) ->
     Xtr, ytr, str_, Xte, yte, ste = parts
     n = Xtr.shape[0]
     eps, delta = float(params["epsilon"]), 1.0 / n**2
-    method, pred, guarantee = fit_predict(str(params[USER_KEY]), Xtr, ytr, str_, Xte,
-                                          random_state=int(ctx.rng().integers(2**31 - 1)), epsilon=eps, delta=delta)
+    method, pred, guarantee = fit_user_method(str(params[USER_KEY]), Xtr, ytr, str_, Xte, rng=ctx.rng(),
+                                              epsilon=eps, delta=delta)
     records = [{"method": str(params["method"]), **metrics(pred, yte, ste, params["fairness"])}]
     privacy = {"method": str(params["method"]), "epsilon": guarantee.epsilon, "delta": guarantee.delta,
                "n_train": n, "guarantee": guarantee.describe(), "declared_label": method.guarantee.label.value,

@@ -39,10 +39,10 @@ from repro.datasets.split import split_sizes
 from repro.datasets.tabular import Split, TabularDataset, split_training_part, standardize
 from repro.engine.study import NoteNumbers, Study
 from repro.engine.trial import StreamSeed, TrialContext, TrialOutput
-from repro.engine.user_method import USER_KEY, fit_predict
+from repro.engine.user_method import USER_KEY
 from repro.fairness.metrics import accuracy, sp_gap
 from repro.learners import dp_sgd_unit
-from repro.studies.methods import Trial
+from repro.studies.methods import Trial, fit_user_method
 from repro.studies.thesis import methods as method_registry
 
 __all__ = ["STUDY", "NOTE_NUMBERS", "note_numbers", "run_trial", "prepare", "split_stream"]
@@ -84,9 +84,9 @@ def _run_user_method(ds: TabularDataset, sp: Split, X: np.ndarray, params: dict[
     """A researcher's method (``--with``) on DP-FERMI's data: x only (A is passed as ``sensitive_features``),
     trained on the whole 75 % part, scored on the test rows; its budget is the cell's (ε′, δ′)."""
     tr = sp.full_train
-    method, pred, guarantee = fit_predict(
-        str(params[USER_KEY]), X[tr], ds.y[tr], ds.s[tr], X[sp.test], random_state=int(ctx.rng().integers(2**31 - 1)),
-        epsilon=float(params["eps_prime"]), delta=float(params["delta"]))
+    method, pred, guarantee = fit_user_method(str(params[USER_KEY]), X[tr], ds.y[tr], ds.s[tr], X[sp.test],
+                                              rng=ctx.rng(), epsilon=float(params["eps_prime"]),
+                                              delta=float(params["delta"]))
     return TrialOutput(records=[{"method": str(params["method"]), "accuracy": accuracy(pred, ds.y[sp.test]),
                                  "sp_gap": sp_gap(pred, ds.s[sp.test]), "eps_total": guarantee.epsilon,
                                  "eps_label": guarantee.label.value}],

@@ -3,8 +3,9 @@
 Each file defines ``METHOD`` whose ``run(trial) -> (records, privacy rows, tables)`` (a
 :class:`repro.studies.methods.Trial`) trains every knob point of one (dataset, ε) cell on ``trial.parts`` = (X, y,
 s) of the training and test rows
-(:func:`repro.studies.dpfermi._tabular.split`). The baselines are declarations run by
-:func:`repro.studies.dpfermi._tabular.run_declared`; DP-FERMI is its batched hook (``Method.batched``).
+(:func:`repro.studies.dpfermi._tabular.split`). The baselines are declarations over their estimators
+(:mod:`repro.estimators`) run by :func:`repro.studies.dpfermi._tabular.run_declared`; DP-FERMI is its batched hook
+(``Method.batched``) over the learner unit its estimator's ``fit`` is.
 """
 
 from repro.studies.methods import Method, discover, find

@@ -3,7 +3,9 @@
 Each file defines ``METHOD`` whose ``run(trial) -> TrialOutput`` (a :class:`repro.studies.methods.Trial`,
 ``trial.parts`` = (split, standardised X) of :func:`repro.studies.thesis.part1_tables.prepare`) trains on the
 prepared split and scores on its test rows; it draws the trial's generator ``trial.ctx.rng()`` once. The DP-FERMI rows are
-declarations run by :func:`repro.studies.thesis.methods._fermi.run_fermi`; Algorithm 2 writes its own ``run``.
+declarations over :class:`repro.estimators.DPFermiClassifier` run by
+:func:`repro.studies.thesis.methods._fermi.run_fermi`; Algorithm 2 writes its own ``run`` over the DP-SGD and
+post-processing estimators.
 """
 
 from repro.studies.methods import Method, discover, find

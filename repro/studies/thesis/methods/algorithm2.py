@@ -1,7 +1,8 @@
 """Algorithm 2 (thesis Part I): DP-SGD logistic regression on [x, A], then private fair post-processing.
 
-The DP-SGD model (the compiled learner unit, Opacus semantics) trains on 2/3 of the 75 % training part; Laplace-noised group rates
-on the other 1/3 give the flip rule, applied to the test set. Also writes the row ``DP-SGD (before
+The DP-SGD model (:class:`repro.estimators.DPSGDLogisticClassifier`, the compiled learner unit, Opacus semantics)
+trains on 2/3 of the 75 % training part; Laplace-noised group rates on the other 1/3 give the flip rule
+(:class:`repro.estimators.PrivatePostProcessingClassifier`), applied to the test set. Also writes the row ``DP-SGD (before
 post-processing)`` (the same model before Algorithm 2). Variants: ``calibrated`` (the noise multiplier is
 recalibrated with the PLD accountant for the actual (q, T) to reach ε′ − ε₀ − ε₁) and ``thesis-sigma`` (the
 thesis's σ verbatim; the accountant's ε for it is reported). Spec: seed-003-thesis.md §2.4, §2.7, §10 P1–P4.
@@ -12,14 +13,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from repro.datasets.tabular import Split, TabularDataset
 from repro.engine.trial import TrialOutput
+from repro.estimators import DPSGDLogisticClassifier, PrivatePostProcessingClassifier
 from repro.fairness.metrics import accuracy, sp_gap
-from repro.fairness.private_postprocessing import algorithm2, apply_rule
 from repro.fairness.private_postprocessing import guarantee as postprocessing_guarantee
-from repro.learners import dp_sgd_unit
 from repro.learners.dp_sgd import guarantee as dp_sgd_guarantee
 from repro.learners.unit import privacy_row
 from repro.privacy.group import privacy_unit
@@ -34,15 +32,17 @@ BASE = "DP-SGD (before post-processing)"
 GUARANTEE = compose(dp_sgd_guarantee(math.inf, 0.0), postprocessing_guarantee(math.inf, math.inf))
 
 
-def _budget(params: dict[str, Any]) -> dict[str, Any]:
-    """The DP-SGD unit's budget and hyperparameters: ε′ − ε₀ − ε₁ (calibrated), or the thesis's σ as given
-    (variant ``thesis-sigma``)."""
+def _base(params: dict[str, Any], rng) -> DPSGDLogisticClassifier:
+    """The base classifier: the DP-SGD estimator at ε′ − ε₀ − ε₁ (calibrated), or at the thesis's σ as given
+    (variant ``thesis-sigma``), with the trial's generator."""
     hyper = dict(delta=float(params["delta"]), clip_norm=float(params["clip_norm"]), lr=float(params["lr"]),
                  batch_size=int(params["batch_size"]), epochs=int(params["epochs"]),
-                 sampling_rule=str(params["sampling_rule"]))
+                 sampling_rule=str(params["sampling_rule"]), random_state=rng)
     if params["variant"] == "thesis-sigma":
-        return {**hyper, "epsilon": None, "noise_multiplier": float(params["thesis_sigma"]) / float(params["clip_norm"])}
-    return {**hyper, "epsilon": float(params["eps_prime"]) - float(params["eps0"]) - float(params["eps1"])}
+        return DPSGDLogisticClassifier(noise_multiplier=float(params["thesis_sigma"]) / float(params["clip_norm"]),
+                                       **hyper)
+    return DPSGDLogisticClassifier(epsilon=float(params["eps_prime"]) - float(params["eps0"]) - float(params["eps1"]),
+                                   **hyper)
 
 
 def provenance(ds: TabularDataset, sp: Split) -> dict[str, list[dict[str, Any]]]:
@@ -57,16 +57,17 @@ def provenance(ds: TabularDataset, sp: Split) -> dict[str, list[dict[str, Any]]]
 
 
 def run(trial: Trial) -> TrialOutput:
-    """Both records (base model, Algorithm 2). Spec: seed-003 §2.7 steps 3–6."""
+    """Both records (base model, Algorithm 2): the DP-SGD estimator on [x, A] of the fitting part, then the
+    post-processing estimator over it on the post-processing part. Spec: seed-003 §2.7 steps 3–6."""
     ds, (sp, X), params, rng = trial.ds, trial.parts, trial.params, trial.ctx.rng()
-    Xa = np.hstack([X, ds.s[:, None].astype(np.float64)])  # input [x, A] (spec §2.7 step 3)
-    res, c = dp_sgd_unit.fit(Xa[sp.train], ds.y[sp.train], rng=rng, **_budget(params))
+    # the base model's input is [x, A] (spec §2.7 step 3): the estimator appends the groups it is given
+    model = _base(params, rng).fit(X[sp.train], ds.y[sp.train], sensitive_features=ds.s[sp.train])
     eps0, eps1 = float(params["eps0"]), float(params["eps1"])
-    h_post = res.model.predict(Xa[sp.post])
-    rule, rates = algorithm2(h_post, ds.s[sp.post], eps0, eps1, rng=rng)
-    h_test = res.model.predict(Xa[sp.test])
+    post = PrivatePostProcessingClassifier(estimator=model, eps0=eps0, eps1=eps1, random_state=rng)
+    rates, c = post.fit(X[sp.post], ds.y[sp.post], sensitive_features=ds.s[sp.post]).rates_, model.configured_
     y_test, s_test = ds.y[sp.test], ds.s[sp.test]
-    fair = apply_rule(h_test, s_test, rule, rng=rng)
+    h_test = model.predict(X[sp.test], sensitive_features=s_test)
+    fair = post.predict(X[sp.test], sensitive_features=s_test)
     base = c.guarantee
     eps_sgd = base.epsilon
     common = {**privacy_row(c, "noise_multiplier", noise_std="sigma", q="sampling_probability"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from repro.learners.dp_fermi_unit import ALL_FEATURE_REFERENCE
 from repro.studies.methods import Method
-from repro.studies.thesis.methods._fermi import Fermi, run_fermi
+from repro.studies.thesis.methods._fermi import fermi_row, run_fermi
 
 NAME = "DP-FERMI"
 #: nominal, and w.r.t. the relation the thesis's noise is calibrated for: its all-feature formulas (one whole
@@ -13,5 +13,5 @@ NAME = "DP-FERMI"
 #: engine declares; declared by the learner unit, ε is filled per cell
 GUARANTEE = ALL_FEATURE_REFERENCE
 
-METHOD = Method.declare(name=NAME, learner=Fermi("reference"), guarantee=GUARANTEE, runner=run_fermi,
+METHOD = Method.declare(name=NAME, learner=fermi_row("reference"), guarantee=GUARANTEE, runner=run_fermi,
                         order=10, style={"color": "C0", "marker": "s"})

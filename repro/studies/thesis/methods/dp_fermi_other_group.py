@@ -4,11 +4,11 @@ the 1×1 trace (what the authors' code gives when pandas lists the other group f
 from __future__ import annotations
 
 from repro.studies.methods import Method
-from repro.studies.thesis.methods._fermi import Fermi, run_fermi
+from repro.studies.thesis.methods._fermi import fermi_row, run_fermi
 from repro.studies.thesis.methods.dp_fermi import GUARANTEE
 
 NAME = "DP-FERMI (other group order)"
 
-METHOD = Method.declare(name=NAME, learner=Fermi("reference", other_group=True),
+METHOD = Method.declare(name=NAME, learner=fermi_row("reference", other_group=True),
                         guarantee=GUARANTEE, runner=run_fermi, order=20,
                         style={"color": "C7", "marker": "v", "alpha": 0.55})

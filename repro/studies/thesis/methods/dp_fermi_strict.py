@@ -8,11 +8,11 @@ import math
 
 from repro.learners.dp_fermi_unit import VARIANTS, guarantee
 from repro.studies.methods import Method
-from repro.studies.thesis.methods._fermi import Fermi, run_fermi
+from repro.studies.thesis.methods._fermi import fermi_row, run_fermi
 
 NAME = "DP-FERMI (strict)"
 #: the engine's declaration for per-sample clipping of the joint gradient (P-hat_S public); ε filled per cell
 GUARANTEE = guarantee(VARIANTS["strict-all"], math.inf, 0.0)
 
-METHOD = Method.declare(name=NAME, learner=Fermi("strict-all"), guarantee=GUARANTEE,
+METHOD = Method.declare(name=NAME, learner=fermi_row("strict-all"), guarantee=GUARANTEE,
                         runner=run_fermi, order=30, style={"color": "C2", "marker": "^", "alpha": 0.55})
