@@ -31,6 +31,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from repro.errors import InvalidParameterError
+from repro.learners.unit import Configured
 from repro.studies.audit import subsampled as sub
 
 __all__ = ["p_value", "epsilon_lower_bound", "guess_audit", "OneRunResult", "one_run_shipped", "one_run_configured",
@@ -107,24 +108,24 @@ class OneRunResult:
 
 def one_run_shipped(name: str, canaries: int, rng: np.random.Generator, *, ship: sub.Shipped | None = None,
                     level: float = 0.05) -> OneRunResult:
-    """The one-run audit of ``name`` ("dp-sgd-shipped" or "dp-fermi-strict-all-shipped") at its shipped
-    configuration (:func:`one_run_configured` of the unit's ``configure`` at ``ship``)."""
+    """The one-run audit of ``name`` (a shipped audit of :mod:`repro.studies.audit.subsampled`: DP-SGD,
+    DP-FERMI ``strict-all``, or a baseline's DP-SGD steps) at its shipped configuration
+    (:func:`one_run_configured` of the unit's ``configure`` at ``ship``)."""
     ship = ship or sub._SHIPS[name]
-    claim, q, steps, z, config = sub._configured(name, ship)
-    return one_run_configured(name, config, claim, q, steps, ship.n, canaries, rng, level=level)
+    return one_run_configured(name, sub._configure(name, ship), canaries, rng, level=level)
 
 
-def one_run_configured(name: str, config, claim, q: float, steps: int, n: int, canaries: int,
-                       rng: np.random.Generator, *, level: float = 0.05) -> OneRunResult:
-    """The one-run audit of a configured run (a :class:`~repro.learners.dp_sgd_unit.DPSGDConfig` for
-    "dp-sgd-shipped", a ``strict-all`` :class:`~repro.learners.dp_fermi.DPFermiConfig` otherwise) claiming
-    ``claim`` at (q, T) on n rows: ``canaries`` of the records of one trial drawn by the learner unit, each in
-    with probability 1/2, scored by statistic (1) of :mod:`repro.studies.audit.subsampled`."""
+def one_run_configured(name: str, run: Configured, canaries: int, rng: np.random.Generator, *,
+                       level: float = 0.05) -> OneRunResult:
+    """The one-run audit of a unit's configured run (its :class:`~repro.learners.unit.Configured`: the
+    configuration, the claim, (q, T) and n), drawn as the shipped audit ``name`` draws it: ``canaries`` of the
+    records of one trial drawn by the learner unit, each in with probability 1/2, scored by statistic (1) of
+    :mod:`repro.studies.audit.subsampled`."""
+    n, claim, q, steps = run.n, run.guarantee, run.sampling_probability, run.steps
     if canaries > n:
         raise InvalidParameterError(f"canaries must be <= n = {n}; got {canaries}.")
-    z, clip = config.noise_multiplier, config.clip_norm
-    draw = sub._draw_dp_sgd if name == "dp-sgd-shipped" else sub._draw_strict_all
-    drawn = draw(config, n, rng)
+    z, clip = run.config.noise_multiplier, run.config.clip_norm
+    drawn = sub._DRAWS.get(name, sub._draw_core)(run, n, rng)
     if len(drawn.batches) != steps:
         raise InvalidParameterError(f"the learner drew {len(drawn.batches)} steps; the claim is for {steps}.")
     ratio = drawn.noise_std / (z * clip)   # over the accountant's assumption, not the engine's noise function

@@ -190,35 +190,36 @@ def _statistic(side: str, runs: int, mu: float, q: float, steps: int, rng: np.ra
     return out, (included / (runs * steps) if side != "D" else math.nan)
 
 
-def _draw_dp_sgd(cfg: dp_sgd_unit.DPSGDConfig, n: int, rng: np.random.Generator) -> Drawn:
-    """One trial of the DP-SGD unit on n rows (every record a canary slot): its batches and noise std."""
+def _draw_dp_sgd(run: Configured, n: int, rng: np.random.Generator) -> Drawn:
+    """One trial of the DP-SGD unit's ``run`` on n rows (every record a canary slot): its batches and noise std."""
     X = np.zeros((n, NOISE_COLUMNS))
-    tr = dp_sgd_unit.draw_trial(X, np.zeros(n), cfg, rng)
+    tr = dp_sgd_unit.draw_trial(X, np.zeros(n), run.config, rng)
     mask = tr.arrays["mask"].astype(bool)
     batches = [row[m] for row, m in zip(tr.arrays["idx"], mask, strict=True)]
     return Drawn(batches, float(np.std(tr.arrays["noise"])))
 
 
-def _draw_strict_all(cfg, n: int, rng: np.random.Generator) -> Drawn:
-    """One trial of DP-FERMI's compiled unit (``strict-all``) on n rows: its batches and its θ noise std."""
+def _draw_strict_all(run: Configured, n: int, rng: np.random.Generator) -> Drawn:
+    """One trial of DP-FERMI's compiled unit (``strict-all``) at ``run`` on n rows: its batches and its θ noise
+    std."""
     X = np.zeros((n, NOISE_COLUMNS))
     y = (np.arange(n) % 2).astype(float)
     s = (np.arange(n) // 2) % 2
-    plan = dp_fermi_compiled.plan_trial(X, y, s, [cfg])
+    plan = dp_fermi_compiled.plan_trial(X, y, s, [run.config])
     tr = plan.draw(rng)
     mask = tr.arrays["mask"].astype(bool)
     batches = [row[m] for row, m in zip(tr.arrays["idx"], mask, strict=True)]
     return Drawn(batches, float(plan.constants["th_std"][0] * np.std(tr.arrays["u"])))
 
 
-def _draw_core(cfg: core_unit.PenalizedSGDConfig, n: int, rng: np.random.Generator) -> Drawn:
-    """One run of the baselines' DP-SGD core on n rows (every record a canary slot), drawn step by step by the
-    core's own :func:`~repro.learners.baselines._dpsgd.draw_step`: its batches and noise std."""
-    q, steps = core_unit.schedule(cfg, n)
-    sigma = dp_sgd.noise_std(cfg.noise_multiplier, cfg.clip_norm)
+def _draw_core(run: Configured, n: int, rng: np.random.Generator) -> Drawn:
+    """One run of the baselines' DP-SGD core at ``run`` (its (q, T) as the unit configured them) on n rows (every
+    record a canary slot), drawn step by step by the core's own :func:`~repro.learners.baselines._dpsgd.draw_step`:
+    its batches and noise std."""
+    sigma = dp_sgd.noise_std(run.config.noise_multiplier, run.config.clip_norm)
     batches, noise = [], []
-    for _ in range(steps):
-        batch, noise_w, noise_b = draw_step(n, q, sigma, (NOISE_COLUMNS - 1, 1), rng)
+    for _ in range(run.steps):
+        batch, noise_w, noise_b = draw_step(n, run.sampling_probability, sigma, (NOISE_COLUMNS - 1, 1), rng)
         batches.append(batch)
         noise.append(np.concatenate([noise_w.ravel(), noise_b]))
     return Drawn(batches, float(np.std(noise)))
@@ -274,7 +275,6 @@ def audit_shipped(name: str, runs: int, rng: np.random.Generator, *, broken: boo
         raise InvalidParameterError(f"{name}: the shipped configuration must be private; got z = {z}.")
     run = (c.with_config(_at_double_rate(c.config), "drawn at 2B for 2x epochs (q -> 2q, same T), claim at q")
            if broken else c)
-    run_cfg = run.config
     draw = _DRAWS.get(name, _draw_core)
     if run.steps != steps:
         raise InvalidParameterError(f"{name}: the control must keep T = {steps}; got {run.steps}.")
@@ -285,7 +285,7 @@ def audit_shipped(name: str, runs: int, rng: np.random.Generator, *, broken: boo
     observed: list[float] = []
 
     def drawn() -> Drawn:
-        d = draw(run_cfg, ship.n, rng)
+        d = draw(run, ship.n, rng)
         observed.append(d.noise_std)
         return Drawn(d.batches, d.noise_std / sigma)
 
@@ -360,13 +360,13 @@ def audit_strict_shipped(runs: int, rng: np.random.Generator, *, broken: bool = 
     c = _configure(name, ship)
     claim, q, steps, z = c.guarantee, c.sampling_probability, c.steps, c.noise_multiplier
     run = dp_fermi_unit.amplified_accounting(c) if broken else c
-    z_run, run_cfg = run.noise_multiplier, run.config
+    z_run = run.noise_multiplier
     sigma = STRICT_LAMBDA * math.sqrt(2) * z * 2 * ship.clip_norm   # the accountant's assumption (see above)
     mu = 1.0 / z
     observed: list[float] = []
 
     def drawn() -> Drawn:
-        d = _draw_strict_all(run_cfg, ship.n, rng)
+        d = _draw_strict_all(run, ship.n, rng)
         observed.append(d.noise_std)
         return Drawn(d.batches, d.noise_std / sigma)
 
