@@ -52,12 +52,13 @@ AUDIT_COLUMNS = ("audited_epsilon", "audit")
 CELL_KEYS = ("data", "epsilon")
 
 #: study modules whose results can hold an auditable cell, and the variants that do (None: every variant)
-AUDITABLE: dict[str, tuple[str, ...] | None] = {"repro.studies.dpfermi.tradeoff_figures": ("strict-all",),
+AUDITABLE: dict[str, tuple[str, ...] | None] = {"repro.studies.dpfermi.tradeoff_figures": None,
                                                  "repro.studies.thesis.part1_tables": None}
 
 #: what the one-run audit covers, in words (the refusal of ``--audit`` names it)
-COVERS = ("DP-FERMI strict-all cells of the tabular DP-FERMI figures (--variant strict-all) and Algorithm 2's "
-          "DP-SGD cells of the thesis's Tables 3.1-3.4")
+COVERS = ("the DP-SGD steps of the tabular DP-FERMI figures' baselines (Tran et al., PF-LD, Jagielski et al.), "
+          "their DP-FERMI strict-all cells (--variant strict-all) and Algorithm 2's DP-SGD cells of the thesis's "
+          "Tables 3.1-3.4")
 
 
 def audit_refusal(result_id: str, trial: str, variant: str) -> str | None:
@@ -114,8 +115,7 @@ def _dp_sgd_rows(directory: Path, run: dict, rng_for: Callable[..., np.random.Ge
                                            f"({base['q']}, {base['steps']}, {base['epsilon']})"})
             continue
         rng = rng_for(DP_SGD_METHOD, str(c.get("setting")), n, z)
-        r = one_run.one_run_configured("dp-sgd-shipped", conf.config, conf.guarantee, conf.sampling_probability,
-                                       conf.steps, n, n, rng, level=level)
+        r = one_run.one_run_configured("dp-sgd-shipped", conf, n, rng, level=level)
         rows.append({**base, "relation": conf.guarantee.relation.value, "canaries": r.canaries,
                      "guesses": r.guesses, "correct": r.correct, "audited_epsilon": r.audited_epsilon,
                      "ratio": r.ratio, "confidence": 1 - level, "status": "audited (one run, white-box)",
@@ -143,11 +143,15 @@ def audit_result(directory: Path, rng_for: Callable[..., np.random.Generator], *
                 "epsilon": float(c["epsilon"]), "delta": float(c.get("delta", math.nan)),
                 "label": c.get("eps_label", ""), "n": c.get("n_train"), "q": c.get("sampling_probability"),
                 "steps": c.get("steps"), "noise_multiplier": c.get("noise_multiplier")}
-        if not (c.get("method") == "dp-fermi" and c.get("variant") == "strict-all"):
-            rows.append({**base, "status": "not audited: only unit-configured strict-all cells are, so far"})
-            continue
         if not math.isfinite(base["epsilon"]):
             rows.append({**base, "status": "not audited: non-private cell"})
+            continue
+        if c.get("method") in BASELINES:
+            rows.append(_baseline_row(c, base, run, rng_for, level))
+            continue
+        if not (c.get("method") == "dp-fermi" and c.get("variant") == "strict-all"):
+            rows.append({**base, "status": REFERENCE_REASON if c.get("method") == "dp-fermi" else
+                         "not audited: no accountant-calibrated mechanism of this method is audited"})
             continue
         t0 = time.perf_counter()
         n = int(c["n_train"])
@@ -170,6 +174,45 @@ def audit_result(directory: Path, rng_for: Callable[..., np.random.Generator], *
     atomic_write_text(directory / "tables" / "one_run_audit.csv", table.to_csv(index=False))
     annotate(directory, table)
     return table
+
+
+#: the DP-FERMI figures' baselines whose DP-SGD steps the one-run audit covers, by method: the shipped audit that
+#: rebuilds them (:func:`repro.studies.audit.subsampled._configure`: the core unit's, PF-LD's primal and
+#: Jagielski et al.'s learner calibration)
+BASELINES = {"tran-2021a": "tran-2021a-shipped", "pf-ld": "pf-ld-shipped", "jagielski-2019": "jagielski-2019-shipped"}
+
+#: why a DP-FERMI reference cell is not audited
+REFERENCE_REASON = ("not audited: the reference code's ε is Theorem 3.3's formula (nominal) for a batch-clipped "
+                    "gradient that no accountant models; run --variant strict-all for audited DP-FERMI cells")
+
+
+def _baseline_row(c: pd.Series, base: dict, run: dict, rng_for: Callable[..., np.random.Generator],
+                  level: float) -> dict:
+    """A baseline cell's one-run audit: its DP-SGD steps rebuilt by the unit's ``configure`` at the cell's n, batch,
+    epochs, clip and (ε, δ), checked against the recorded z and T, then one trial drawn by the baselines' core with
+    every record a canary. The audited claim is those steps' own ε (PF-LD: the primal's share; Jagielski et al.:
+    the learner's ε/2), named in the status."""
+    params, name, n = run.get("params", {}), BASELINES[str(c["method"])], int(c["n_train"])
+    jagielski = name == "jagielski-2019-shipped"
+    ship = sub.Shipped(n, int(params["batch_size"]),
+                       int(params["jagielski_learner_epochs"] if jagielski else params["baseline_epochs"]),
+                       float(params["baseline_clip"]), base["epsilon"], base["delta"],
+                       f"{run.get('result_id', '')} {base['data']}",
+                       rounds=int(params["jagielski_rounds"]) if jagielski else 1)
+    t0 = time.perf_counter()
+    conf = sub._configure(name, ship)
+    recorded = (int(c["steps"]), float(c["noise_multiplier"]))
+    if not (conf.steps == recorded[0] and math.isclose(conf.noise_multiplier, recorded[1], rel_tol=1e-6)):
+        return {**base, "status": f"not audited: configure gives (T, z) = ({conf.steps}, {conf.noise_multiplier}), "
+                                  f"the cell recorded {recorded}"}
+    rng = rng_for(str(base["method"]), str(base["setting"]), base["epsilon"], base["delta"])
+    r = one_run.one_run_configured(name, conf, n, rng, level=level)
+    part = (f"its DP-SGD steps, whose own ε is {conf.guarantee.epsilon:.4g} of the cell's {base['epsilon']:g}"
+            if not math.isclose(conf.guarantee.epsilon, base["epsilon"], rel_tol=1e-3) else "its DP-SGD steps")
+    return {**base, "q": conf.sampling_probability, "relation": conf.guarantee.relation.value, "canaries": r.canaries,
+            "guesses": r.guesses, "correct": r.correct, "audited_epsilon": r.audited_epsilon, "ratio": r.ratio,
+            "confidence": 1 - level, "status": f"audited (one run, white-box): {part}",
+            "seconds": time.perf_counter() - t0}
 
 
 def _same(column: pd.Series, value: object) -> pd.Series:

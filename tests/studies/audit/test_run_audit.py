@@ -23,7 +23,8 @@ def _result(tmp_path: Path, z_factor: float = 1.0, base_seed: int = 0, name: str
     d = tmp_path / name
     (d / "tables").mkdir(parents=True)
     (d / "run.json").write_text(json.dumps({"result_id": "toy", "base_seed": base_seed,
-                                            "params": {"batch_size": 100, "epochs": 3}}))
+                                            "params": {"batch_size": 100, "epochs": 3, "baseline_epochs": 3,
+                                                       "baseline_clip": 1.0}}))
     c = dp_fermi_unit.configure("strict-all", n=600, epsilon=4.0, delta=1e-5, batch_size=100, epochs=3)
     rows = [{"method": "dp-fermi", "setting": "data=toy;epsilon=4.0", "repetition": r, "variant": "strict-all",
              "data": "toy", "epsilon": 4.0, "delta": 1e-5,
@@ -110,11 +111,41 @@ def test_the_default_generator_follows_the_run_base_seed(tmp_path: Path) -> None
     assert (a["guesses"], a["correct"], a["audited_epsilon"]) != (c["guesses"], c["correct"], c["audited_epsilon"])
 
 
+def test_the_baselines_dp_sgd_steps_are_audited_at_their_cells_settings(tmp_path: Path) -> None:
+    """A Tran et al. and a PF-LD cell recorded as the study records them (the unit's z and T at the cell's n, batch,
+    epochs and clip) are audited by one run of the baselines' core; a DP-FERMI reference cell is listed with its
+    reason; PF-LD's audited claim is its primal's own share of the cell's ε."""
+    from repro.learners.baselines import dpsgd_unit, pf_ld
+
+    d = tmp_path / "fig"
+    (d / "tables").mkdir(parents=True)
+    params = {"batch_size": 100, "baseline_epochs": 3, "baseline_clip": 1.0}
+    (d / "run.json").write_text(json.dumps({"result_id": "toy", "params": params}))
+    tran = dpsgd_unit.configure(n=600, epsilon=4.0, delta=1e-5, epochs=3, batch_size=100, clip_norm=1.0)
+    primal = pf_ld.configure_primal(n=600, epsilon=4.0, delta=1e-5, epochs=3, batch_size=100, clip_norm=1.0)
+    cell = {"setting": "data=toy;epsilon=4.0", "repetition": 0, "data": "toy", "epsilon": 4.0, "delta": 1e-5,
+            "n_train": 600, "eps_label": "nominal", "data_source": "toy"}
+    pd.DataFrame([{**cell, "method": "tran-2021a", "steps": tran.steps, "noise_multiplier": tran.noise_multiplier},
+                  {**cell, "method": "pf-ld", "steps": primal.steps, "noise_multiplier": primal.noise_multiplier},
+                  {**cell, "method": "dp-fermi", "variant": "reference", "steps": 18, "noise_multiplier": 0.0}]
+                 ).to_csv(d / "tables" / "privacy.csv", index=False)
+    table = audit_result(d, _rng).set_index("method")
+    for method, c in (("tran-2021a", tran), ("pf-ld", primal)):
+        row = table.loc[method]
+        assert row["status"].startswith("audited (one run, white-box): its DP-SGD steps"), row["status"]
+        assert row["canaries"] == 600 and row["q"] == c.sampling_probability
+        assert 0.0 <= row["audited_epsilon"] <= c.guarantee.epsilon * 1.01
+    assert f"own ε is {primal.guarantee.epsilon:.4g} of the cell's 4" in table.loc["pf-ld", "status"]
+    assert table.loc["dp-fermi", "status"].startswith("not audited: the reference code's ε is Theorem 3.3's formula")
+
+
 def test_audit_refuses_a_result_without_auditable_cells_before_it_runs(tmp_path: Path) -> None:
     assert audit_refusal("dpfermi-fig-2", "repro.studies.dpfermi.tradeoff_figures", "strict-all") is None
     assert audit_refusal("thesis-table-3.1", "repro.studies.thesis.part1_tables", "calibrated") is None
-    why = audit_refusal("dpfermi-fig-2", "repro.studies.dpfermi.tradeoff_figures", "reference")
-    assert why is not None and "--variant strict-all" in why and "\n" not in why
+    # the default variant's baselines are audited, so a tabular DP-FERMI figure is auditable at every variant
+    assert audit_refusal("dpfermi-fig-2", "repro.studies.dpfermi.tradeoff_figures", "reference") is None
+    why = audit_refusal("dpfermi-fig-5", "repro.studies.dpfermi.utkface", "reference")
+    assert why is not None and "drop --audit" in why and "\n" not in why
     res = CliRunner().invoke(main, ["run", "compat-impossibility", "--out", str(tmp_path), "--audit"])
     assert res.exit_code != 0
     assert res.output.strip().count("\n") == 0 and "--audit: compat-impossibility" in res.output
