@@ -71,8 +71,10 @@ def audit(names: tuple[str, ...], profile: str, seed: int, out: Path | None, job
     """Attack each mechanism on worst-case neighbours; 'violated' (exit 1) if an accounted claim is beaten.
 
     Mechanisms: laplace-step, dp-sgd, dp-fermi-strict, dp-fermi-strict-all, ldp-grr, ldp-binary-thm14,
-    ldp-subset-selection, ldp-optimal-5.5.9, pfg-tree-mechanism, pfg-rank-noise, cummings-alg1-expmech,
-    fairnr-corrected-ftpl-step, tran-2021a, pf-ld; groups: ldp, dp-fermi, pfg.
+    ldp-subset-selection, ldp-optimal-5.5.9, pfg-tree-mechanism, pfg-rank-noise, pfg-policy,
+    cummings-alg1-expmech, fairnr-corrected-ftpl-step, tran-2021a, pf-ld, and the audits at shipped settings
+    (dp-sgd-shipped, dp-fermi-strict-all-shipped, dp-fermi-strict-shipped, tran-2021a-shipped, pf-ld-shipped,
+    jagielski-2019-shipped, fairnr-corrected-auditor-step, dp-fermi-cnn-strict-step); groups: ldp, dp-fermi, pfg.
     """
     from repro.engine.results import ResultBundle, check_output_dir, report_hook, write_results
     from repro.engine.runner import RunConfig, run_experiment

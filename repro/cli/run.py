@@ -93,10 +93,10 @@ def _dataset_checksums(spec: ExperimentSpec, config: RunConfig) -> dict[str, str
 @click.option("--allow-large", "allow_large", is_flag=True,
               help="Run even when the estimated cost exceeds the bound (24 h of one core, or half the memory).")
 @click.option("--audit", is_flag=True,
-              help="After each result, a one-run privacy audit of its accountant-calibrated DP-FERMI strict-all "
-                   "and Algorithm 2 DP-SGD cells at their own n, q, T and noise, seeded by the run's base seed "
-                   "(tables/one_run_audit.csv; audited_epsilon beside eps_label in privacy.csv and summary.csv). "
-                   "A result with no such cell is refused before it runs.")
+              help="After each result, a one-run privacy audit of its accountant-calibrated DP-SGD cells (the "
+                   "DP-FERMI figures' baselines and strict-all cells, Algorithm 2's DP-SGD part) at their own n, q, "
+                   "T and noise, seeded by the run's base seed (tables/one_run_audit.csv; audited_epsilon beside "
+                   "eps_label in privacy.csv and summary.csv). A result with no such cell is refused before it runs.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no table.")
 @click.option("--debug", is_flag=True, help="Show full tracebacks (and trial failures), as `repro --debug run`.")
 def run(ids: tuple[str, ...], profile: str, seeds: int | None, jobs: int, backend: str, variant: str | None,

@@ -38,7 +38,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import expit
 
-from repro.bandits.policies import PrivateFairGreedy
+from repro.bandits.policies import PrivateFairGreedy, pfg_guarantee
 from repro.errors import InvalidParameterError
 from repro.fairness.private_postprocessing import private_group_rates, step_guarantee
 from repro.learners import dp_fermi as fermi
@@ -584,6 +584,25 @@ def _audit_ldp(name: str, runs: int, rng: np.random.Generator, *, broken: bool =
 # ------------------------------------------------------------------------------------------ Private-Fair-Greedy
 
 
+def _tree_statistic(neighbour: bool, runs: int, n_max: int, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """The tree audit's likelihood-ratio statistic over ``runs`` trees of ``n_max`` items (d = 1) at σ: item 1 is
+    (1, 1)/√2 on D and (1, −1)/√2 on D′ (``neighbour``), the others zero; the attacker recovers every node on
+    item 1's path from the released prefix sums and sums their off-diagonal entries, negated (mean −m/2 on D,
+    m/2 on D′, variance m·σ²)."""
+    m = tree_height(n_max)
+    path = [i for i in range(1, n_max + 1) if i - (i & -i) < 1]
+    if len(path) != m:
+        raise InvalidParameterError(f"n_max = {n_max} must be a power of two (item 1 then enters all m nodes)")
+    a = np.array([1.0, -1.0 if neighbour else 1.0]) / math.sqrt(2)
+    zero = np.zeros((2, 2))
+    out = np.empty(runs)
+    for r in range(runs):
+        tree = TreeMechanism(2, n_max, sigma, rng=rng)
+        rel = [zero] + [tree.update(np.outer(a, a) if i == 1 else zero) for i in range(1, n_max + 1)]
+        out[r] = -sum(rel[i][0, 1] - rel[i - (i & -i)][0, 1] for i in path)
+    return out
+
+
 def audit_tree_mechanism(runs: int, rng: np.random.Generator, *, broken: bool = False, epsilon: float = 1.0,
                          delta: float = 1e-2, n_max: int = 8, alpha: float = 0.05) -> AuditResult:
     """Tree mechanism of Private-Fair-Greedy (seed-001 §3.2) at the *accountant's* σ: streams of ``n_max``
@@ -592,26 +611,13 @@ def audit_tree_mechanism(runs: int, rng: np.random.Generator, *, broken: bool = 
     of its path, so the view is a Gaussian shift with μ = √m/σ; σ = √m/μ(ε, δ) makes it exactly (ε, δ)
     (``tree_dp_event``'s accounting, tight here). The attacker recovers every node from the released
     prefix sums and sums the off-diagonal entries of the nodes that contain item 1 (the likelihood-ratio
-    statistic, exactly N(0, mσ²) vs N(m, mσ²)). Control: σ/2."""
+    statistic, exactly N(0, mσ²) vs N(m, mσ²); :func:`_tree_statistic`). Control: σ/2."""
     m = tree_height(n_max)
-    path = [i for i in range(1, n_max + 1) if i - (i & -i) < 1]
-    if len(path) != m:
-        raise InvalidParameterError(f"n_max = {n_max} must be a power of two (item 1 then enters all m nodes)")
     sigma = math.sqrt(m) / gaussian_mu(epsilon, delta)
     sigma_run = sigma / 2 if broken else sigma
     sigma_paper = gaussian_tree_sigma(1.0, m, epsilon, delta)
-    a0, a1 = np.array([1.0, 1.0]) / math.sqrt(2), np.array([1.0, -1.0]) / math.sqrt(2)
-    zero = np.zeros((2, 2))
-
-    def draws(a: np.ndarray) -> np.ndarray:
-        out = np.empty(runs)
-        for r in range(runs):
-            tree = TreeMechanism(2, n_max, sigma_run, rng=rng)
-            rel = [zero] + [tree.update(np.outer(a, a) if i == 1 else zero) for i in range(1, n_max + 1)]
-            out[r] = -sum(rel[i][0, 1] - rel[i - (i & -i)][0, 1] for i in path)  # mean -m/2 on D, m/2 on D′
-        return out
-
-    out_d, out_d1 = draws(a0), draws(a1)
+    out_d, out_d1 = _tree_statistic(False, runs, n_max, sigma_run, rng), _tree_statistic(True, runs, n_max, sigma_run,
+                                                                                         rng)
     lb = threshold_audit(out_d, out_d1, delta, alpha, model="gaussian", select=SELECT)
     profile = gaussian_profile(math.sqrt(m) / sigma, "closed form: Gaussian shift μ = √m/σ at the accountant's σ")
     tr = profile_audit(out_d, out_d1, profile, epsilon, alpha=alpha, select=SELECT, model="gaussian")
@@ -621,6 +627,25 @@ def audit_tree_mechanism(runs: int, rng: np.random.Generator, *, broken: bool = 
                        note=f"sigma={sigma:.3g} (accountant; run at {sigma_run:.3g}); the paper's sigma "
                             f"{sigma_paper:.3g} gives eps {gaussian_epsilon(math.sqrt(m) / sigma_paper, delta):.3g}; "
                             f"m={m}")
+
+
+def _rank_rounds(pol: PrivateFairGreedy) -> list[int]:
+    """The rounds whose scores are rank releases (rounds 1–2 are warm-up)."""
+    return [t for t in range(1, pol.T + 1) if not pol.is_warmup(t)]
+
+
+def _rank_statistic(pol: PrivateFairGreedy, shift: float, runs: int, rng: np.random.Generator) -> np.ndarray:
+    """The rank audit's likelihood-ratio statistic Σ_t N_t·(score_t − ECDF_t) through the policy's own ``scores``
+    (one policy, ``runs`` arms, fresh normals per side): every release's ECDF is 1/2 on D and moved by ``shift``
+    times its sensitivity 1/N_t on D′."""
+    pol.rank_normals = rng.standard_normal((pol.T, runs))   # fresh, independent draws per side
+    total = np.zeros(runs)
+    for t in _rank_rounds(pol):
+        lo, hi = pol.window(t)
+        n_t = hi - lo
+        ecdf = np.full(runs, 0.5) + shift / n_t
+        total += n_t * (pol.scores(t, ecdf) - 0.5)
+    return total
 
 
 def audit_rank_noise(runs: int, rng: np.random.Generator, *, broken: bool = False, epsilon: float = 1.0,
@@ -639,20 +664,8 @@ def audit_rank_noise(runs: int, rng: np.random.Generator, *, broken: bool = Fals
     c_paper = pol.rank_c
     c = math.sqrt(horizon) / gaussian_mu(e_rank, d_rank)
     pol.rank_c = c / 2 if broken else c
-    rounds = [t for t in range(1, horizon + 1) if not pol.is_warmup(t)]
-
-    def stat(shift: float) -> np.ndarray:
-        pol.rank_normals = rng.standard_normal((horizon, runs))   # fresh, independent draws per side
-        total = np.zeros(runs)
-        for t in rounds:
-            lo, hi = pol.window(t)
-            n_t = hi - lo
-            ecdf = np.full(runs, 0.5) + shift / n_t
-            total += n_t * (pol.scores(t, ecdf) - 0.5)
-        return total
-
-    out_d, out_d1 = stat(0.0), stat(1.0)
-    k = len(rounds)
+    out_d, out_d1 = _rank_statistic(pol, 0.0, runs, rng), _rank_statistic(pol, 1.0, runs, rng)
+    k = len(_rank_rounds(pol))
     lb = threshold_audit(out_d, out_d1, d_rank, alpha, model="gaussian", select=SELECT)
     profile = gaussian_profile(math.sqrt(horizon) / c, f"closed form: {horizon} Gaussian releases at the accountant's c")
     tr = profile_audit(out_d, out_d1, profile, e_rank, alpha=alpha, select=SELECT, model="gaussian")
@@ -661,6 +674,45 @@ def audit_rank_noise(runs: int, rng: np.random.Generator, *, broken: bool = Fals
                        profile=profile, tradeoff=tr,
                        note=f"policy's scores(); c={c:.3g} (accountant; run at {pol.rank_c:.3g}), zCDP c={c_paper:.3g}, "
                             f"T={horizon}")
+
+
+def audit_pfg_policy(runs: int, rng: np.random.Generator, *, broken: bool = False, epsilon: float = 2.0,
+                     delta: float = 2e-2, n_max: int = 8, horizon: int = 20, alpha: float = 0.05) -> AuditResult:
+    """Private-Fair-Greedy's two releases composed in one run (seed-001 §3.1–§3.4): one record moves both the tree's
+    prefix sums (its item in the regression, :func:`_tree_statistic`) and every rank release after it (its context
+    in each window's ECDF, :func:`_rank_statistic`, through one policy's own ``scores``). The policy's (ε, δ) is
+    split by its own ``budget_split`` (``paper``, α_ε = α_δ = 1/2) and each part runs at the accountant's noise for
+    its share (σ = √m/μ(ε_reg, δ_reg), c = √T/μ(ε_rank, δ_rank)), where an attack has power. The statistic is the
+    composition's likelihood ratio μ₁Z₁ + μ₂Z₂ of the two standardised statistics (at the claimed σ and c). Claim:
+    the policy's :func:`~repro.bandits.policies.pfg_guarantee` (basic composition of the parts); its profile: the
+    exact composition of the two Gaussian releases, μ = √(μ₁² + μ₂²) (Dong, Roth & Su 2022). The policy's actions
+    are a post-processing of its rank releases and the public contexts, so what bounds these releases bounds the
+    actions. Control: σ and c halved."""
+    pol = PrivateFairGreedy(runs, 1, horizon, epsilon=epsilon, delta=delta, alpha_eps=0.5, alpha_delta=0.5,
+                            L_tilde=1.0, reg_rng=rng, rank_normals=np.zeros((horizon, runs)), variant="paper", rng=rng)
+    split, m, k = pol.split, tree_height(n_max), len(_rank_rounds(pol))
+    sigma = math.sqrt(m) / gaussian_mu(split.epsilon_reg, split.delta_reg)
+    c = math.sqrt(horizon) / gaussian_mu(split.epsilon_rank, split.delta_rank)
+    sigma_run, pol.rank_c = (sigma / 2, c / 2) if broken else (sigma, c)
+    mu_tree, mu_rank = math.sqrt(m) / sigma, math.sqrt(k) / c
+
+    def side(neighbour: bool) -> np.ndarray:
+        z_tree = (_tree_statistic(neighbour, runs, n_max, sigma_run, rng) + m / 2) / (math.sqrt(m) * sigma)
+        z_rank = _rank_statistic(pol, float(neighbour), runs, rng) / (math.sqrt(k) * c)
+        return mu_tree * z_tree + mu_rank * z_rank
+
+    out_d, out_d1 = side(False), side(True)
+    claim = pfg_guarantee(epsilon, delta, 0.5, 0.5, "paper")
+    profile = gaussian_profile(math.hypot(mu_tree, math.sqrt(horizon) / c),
+                               "exact composition of the tree's and the T rank releases at the accountant's σ and c")
+    lb = threshold_audit(out_d, out_d1, claim.delta, alpha, model="gaussian", select=SELECT)
+    tr = profile_audit(out_d, out_d1, profile, claim.epsilon, alpha=alpha, select=SELECT, model="gaussian")
+    achievable = gaussian_epsilon(math.hypot(math.sqrt(m) / sigma_run, math.sqrt(k) / pol.rank_c), claim.delta)
+    return AuditResult("pfg-policy", claim, achievable, f"exact: the tree's m = {m} nodes and {k} rank releases "
+                       "composed, μ = √(m/σ² + k/c²)", lb, 1 - alpha, runs, broken=broken, profile=profile, tradeoff=tr,
+                       note=f"one record in the regression and every window; (eps_reg, eps_rank) = "
+                            f"({split.epsilon_reg:g}, {split.epsilon_rank:g}); sigma={sigma:.3g}, c={c:.3g} "
+                            f"(accountant; run at {sigma_run:.3g}, {pol.rank_c:.3g}); T={horizon}")
 
 
 # ------------------------------------------------------------------------------------------ exponential mechanisms
@@ -854,6 +906,7 @@ MECHANISMS: dict[str, Mechanism] = {
     "ldp-optimal-5.5.9": Mechanism(_ldp("ldp-optimal-5.5.9"), {"smoke": 2_000, "full": 50_000}, _LDP_CONTROL),
     "pfg-tree-mechanism": Mechanism(audit_tree_mechanism, {"smoke": 2_000, "full": 30_000}, "σ halved"),
     "pfg-rank-noise": Mechanism(audit_rank_noise, {"smoke": 20_000, "full": 200_000}, "c halved"),
+    "pfg-policy": Mechanism(audit_pfg_policy, {"smoke": 2_000, "full": 30_000}, "σ and c halved"),
     "cummings-alg1-expmech": Mechanism(audit_expmech, {"smoke": 0, "full": 0}, "run at 10ε (noise and sensitivity 10× too small)"),
     "fairnr-corrected-ftpl-step": Mechanism(audit_fairnr_step, {"smoke": 0, "full": 0}, "sensitivity Δ/4"),
     "tran-2021a": Mechanism(audit_tran_2021a, {"smoke": 300, "full": 3_000}),
@@ -863,7 +916,7 @@ MECHANISMS: dict[str, Mechanism] = {
 GROUPS: dict[str, tuple[str, ...]] = {
     "ldp": ("ldp-grr", "ldp-binary-thm14", "ldp-subset-selection", "ldp-optimal-5.5.9"),
     "dp-fermi": ("dp-fermi-strict", "dp-fermi-strict-all"),
-    "pfg": ("pfg-tree-mechanism", "pfg-rank-noise"),
+    "pfg": ("pfg-tree-mechanism", "pfg-rank-noise", "pfg-policy"),
 }
 
 

@@ -82,6 +82,25 @@ def test_statistical_audit_passes_and_its_broken_control_is_flagged(name: str, r
     assert bad.verdict == "control flagged" and bad.audited_epsilon > bad.claimed_epsilon * 1.1, bad
 
 
+def test_the_pfg_policy_audit_composes_both_releases_and_flags_its_control() -> None:
+    """One record moves the tree's and the rank releases: the achievable ε is the exact composition of the two
+    Gaussian releases (below the basic-composition claim), the attack reaches most of it and never the claim,
+    and halving σ and c is flagged."""
+    from repro.studies.audit.bounds import gaussian_epsilon
+
+    ok = mc.MECHANISMS["pfg-policy"].run(4_000, np.random.default_rng(1))
+    assert ok.claimed_epsilon == 2.0 and ok.verdict == "no violation found", ok
+    assert ok.achievable_epsilon < ok.claimed_epsilon and 0.5 * ok.achievable_epsilon < ok.audited_epsilon
+    assert ok.audited_epsilon <= ok.achievable_epsilon * 1.1
+    bad = mc.MECHANISMS["pfg-policy"].run(4_000, np.random.default_rng(1), broken=True)
+    assert bad.verdict == "control flagged" and bad.audited_epsilon > bad.claimed_epsilon, bad
+    # the achievable ε is the composition μ = √(μ_tree² + μ_rank²) of the two audits' own Gaussian shifts
+    tree = mc.MECHANISMS["pfg-tree-mechanism"].run(10, np.random.default_rng(0))
+    rank = mc.MECHANISMS["pfg-rank-noise"].run(10, np.random.default_rng(0))
+    mus = [bd.gaussian_mu(r.achievable_epsilon, 1e-2) for r in (tree, rank)]
+    assert ok.achievable_epsilon == pytest.approx(gaussian_epsilon(float(np.hypot(*mus)), 2e-2), rel=1e-6)
+
+
 def test_ldp_audits_are_exact_and_the_wrong_budget_is_flagged() -> None:
     for name in mc.GROUPS["ldp"]:
         ok = mc.MECHANISMS[name].run(2_000, np.random.default_rng(4))
