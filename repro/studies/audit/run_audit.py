@@ -207,7 +207,7 @@ def _baseline_row(c: pd.Series, base: dict, run: dict, rng_for: Callable[..., np
                                   f"the cell recorded {recorded}"}
     rng = rng_for(str(base["method"]), str(base["setting"]), base["epsilon"], base["delta"])
     r = one_run.one_run_configured(name, conf, n, rng, level=level)
-    part = (f"its DP-SGD steps, whose own ε is {conf.guarantee.epsilon:.4g} of the cell's {base['epsilon']:g}"
+    part = (f"its DP-SGD steps, accounted at ε = {conf.guarantee.epsilon:.4g} (the cell's ε: {base['epsilon']:g})"
             if not math.isclose(conf.guarantee.epsilon, base["epsilon"], rel_tol=1e-3) else "its DP-SGD steps")
     return {**base, "q": conf.sampling_probability, "relation": conf.guarantee.relation.value, "canaries": r.canaries,
             "guesses": r.guesses, "correct": r.correct, "audited_epsilon": r.audited_epsilon, "ratio": r.ratio,
