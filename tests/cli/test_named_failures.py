@@ -38,8 +38,10 @@ def lines(text: str) -> list[str]:
     ("exit_reps = [1]", "sys.exit(3)"),
     ("raise_interrupt_reps = [1]", "raised KeyboardInterrupt (no Ctrl-C was pressed)"),
 ])
-def test_exit_and_raised_interrupt_are_trial_failures(toy_env: Path, jobs: str, params: str, words: str) -> None:
-    """``sys.exit(3)`` exited the whole run with rc 3 and printed nothing."""
+def test_exit_and_raised_interrupt_are_trial_failures(toy_env: Path, jobs: str, params: str, words: str,
+                                                      ctrl_c_default) -> None:
+    """``sys.exit(3)`` exited the whole run with rc 3 and printed nothing. (Ctrl-C as an interactive user has it: a
+    process that inherited SIGINT ignored cannot tell a trial's own KeyboardInterrupt from a Ctrl-C.)"""
     write_experiment("toy-bad", params)
     result = CliRunner().invoke(main, ["run", "toy-bad", "--quiet", "--jobs", jobs])
     assert result.exit_code == 1, result.output

@@ -66,9 +66,9 @@ def run_declared(method: Declared, trial: Trial) -> tuple[list, list, dict]:
     """A declared method's trial (:meth:`repro.studies.methods.Method.declare`): its estimator
     (:class:`repro.studies.methods.Learner`) on the training rows with the budget (ε, δ = 1/n²) and the trial's
     generator, over its knob's points in one run; one record per knob point scored on the test rows, and the
-    privacy row: the learner unit's (:func:`repro.learners.unit.privacy_row` of the estimator's ``configured_``:
-    z, T and its guarantee) where the estimator has one, else the fitted attributes it reports and the declared
-    guarantee at this (ε, δ). Spec: seed-004 §7.2–§7.4, §8."""
+    privacy row: the facts it reports (:func:`repro.learners.unit.privacy_row` of the estimator's ``configured_``,
+    the learner unit's z and T, where it has one; else its fitted attributes) and the declared guarantee at the
+    cell's (ε, δ), the claim the row's ε column states. Spec: seed-004 §7.2–§7.4, §8."""
     (Xtr, ytr, str_, Xte, yte, ste), params = trial.parts, trial.params
     learner = method.learner
     eps = float(params["epsilon"])
@@ -77,8 +77,8 @@ def run_declared(method: Declared, trial: Trial) -> tuple[list, list, dict]:
     fitted = learner.fit(Xtr, ytr, str_, params, epsilon=eps, delta=delta, rng=trial.ctx.rng())
     records = [{"method": method.name, **({} if point is None else {"knob": point}),
                 **metrics(learner.predictions(est, Xte), yte, ste, params["fairness"])} for point, est in fitted]
-    head, est = {"method": method.name, "epsilon": eps, "delta": delta, "n_train": n}, fitted[0][1]
-    if getattr(est, "configured_", None) is not None:
-        return records, [{**head, **privacy_row(est.configured_, **learner.reports, guarantee="guarantee")}], {}
-    reported = {column: getattr(est, f"{fact}_") for column, fact in learner.reports.items()}
-    return records, [{**head, **reported, "guarantee": method.guarantee.with_epsilon(eps, delta).describe()}], {}
+    est = fitted[0][1]
+    reported = (privacy_row(est.configured_, **learner.reports) if getattr(est, "configured_", None) is not None
+                else {column: getattr(est, f"{fact}_") for column, fact in learner.reports.items()})
+    return records, [{"method": method.name, "epsilon": eps, "delta": delta, "n_train": n, **reported,
+                      "guarantee": method.guarantee.with_epsilon(eps, delta).describe()}], {}
