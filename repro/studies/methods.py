@@ -157,7 +157,8 @@ class Learner:
 
     The study's runner calls :meth:`fit`: ``estimator(epsilon=, delta=, random_state=rng, **kwargs(params))``
     fitted on the training rows (``sensitive_features`` unless ``groups`` is False: a fairness-unaware method),
-    over the knob's points by the estimator's ``fit_path`` (one run, shared draws) when there is a knob;
+    over the knob's points by the estimator's ``fit_path`` (one run; ``path_shares_draws`` says which draws the
+    points share) when there is a knob;
     ``predict`` says how each fitted estimator predicts (``label`` / ``expected``, :data:`_PREDICTIONS`) and
     ``reports`` what the privacy row copies (column → fact; a tuple of names names each column as its fact):
     facts of the estimator's ``configured_`` (the learner unit's :class:`~repro.learners.unit.Configured`, by
@@ -203,7 +204,8 @@ class Learner:
         est = self.estimator(**budget, random_state=seed, **self.kwargs(params))
         groups = {"sensitive_features": s} if self.groups else {}
         if self.knob is None:
-            return [(None, est.fit(X, y, **groups))]
+            est.fit(X, y, **groups)        # the estimator itself (a researcher's fit need not return self)
+            return [(None, est)]
         points = self.knob.read(params)
         return list(zip(points, est.fit_path(X, y, points, **groups), strict=True))
 

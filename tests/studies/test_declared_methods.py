@@ -143,6 +143,16 @@ def test_the_generic_run_without_a_knob_and_with_expected_predictions() -> None:
                        for b in (0.0, 10.0)]
 
 
+def test_a_researchers_fit_need_not_return_self() -> None:
+    class NoSelf(_Toy):
+        def fit(self, X, y, *, sensitive_features=None):
+            self._fitted()                       # returns None, as a hand-written class may
+
+    [(_, est)] = Learner(NoSelf, seed="int").fit(*_parts()[:3], {}, epsilon=1.0, delta=0.0,
+                                                 rng=np.random.default_rng(0))
+    assert isinstance(est, NoSelf) and est.steps_ == 7
+
+
 def test_an_int_seed_and_checked_predictions_for_a_researchers_class() -> None:
     _Toy.calls.clear()
     learner = Learner(_Toy, seed="int", checked="Toy (yours)")
