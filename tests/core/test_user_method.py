@@ -10,9 +10,9 @@ import pytest
 
 from repro.engine.spec import format_setting, load_experiment
 from repro.engine.user_method import USER_KEY, load_user_method, with_user_method
-from repro.studies.methods import fit_user_method
 from repro.errors import InvalidParameterError
 from repro.privacy.guarantee import Label, Neighbouring
+from repro.studies.methods import fit_user_method
 
 ROOT = Path(__file__).parents[2]
 EXAMPLE = ROOT / "examples" / "my_method.py"

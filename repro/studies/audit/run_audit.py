@@ -1,14 +1,14 @@
 """One-run privacy audits of a finished result's cells (``repro run ID --audit``).
 
 For every cell of the result whose ε is calibrated by a learner unit for the Poisson-subsampled Gaussian
-under add/remove (DP-FERMI ``strict-all`` cells of a privacy table, and Algorithm 2's DP-SGD cells of the
-thesis's Part I tables, from their trials), the white-box one-run audit of
-:func:`repro.studies.audit.one_run.one_run_shipped` runs at the cell's own n, q, T, z, clip and (ε, δ): the
-configuration is rebuilt by the same ``configure`` the study called (and checked against the recorded q, T and
-z), one trial is drawn by the unit, and all n records are canaries. The bound is written to
-``tables/one_run_audit.csv`` of the result beside the cell's claimed ε and its label; cells of other methods are
-listed with the reason they are not audited (the other mechanisms are not audited: the DP-SGD baselines draw
-inside their training loop). The bound is also written beside the claimed label in the result's
+under add/remove (the DP-SGD steps of the tabular DP-FERMI figures' baselines, :data:`BASELINES`; DP-FERMI
+``strict-all`` cells of a privacy table; Algorithm 2's DP-SGD cells of the thesis's Part I tables, from their
+trials), the white-box one-run audit of :func:`repro.studies.audit.one_run.one_run_configured` runs at the cell's
+own n, q, T, z, clip and (ε, δ): the configuration is rebuilt by the same ``configure`` the study called (and
+checked against the recorded q, T and z), one trial is drawn by the unit (the baselines: their core's own step
+draw), and all n records are canaries. The bound is written to ``tables/one_run_audit.csv`` of the result beside
+the cell's claimed ε and its label; the other cells are listed with the reason they are not audited (DP-FERMI's
+``reference`` cells: :data:`REFERENCE_REASON`). The bound is also written beside the claimed label in the result's
 ``tables/privacy.csv`` and ``summary.csv`` (:func:`annotate`: columns :data:`AUDIT_COLUMNS`, ``audited_epsilon``
 and ``audit``, on the rows of the audited cells, selected by the typed columns :data:`CELL_KEYS`); a result with
 no audited cell is left unchanged, so readers must treat the columns as optional.
