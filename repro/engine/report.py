@@ -184,7 +184,8 @@ AUDIT_HEADER = ["method", "cell", "claimed ε (label)", "audited ε (lower bound
 def one_run_audit(bundle: ResultBundle) -> tuple[list[list[str]], int]:
     """(rows of the audited cells, number of cells not audited) of the run's one-run audit
     (``tables/one_run_audit.csv``, written by ``repro run ID --audit``); ([], 0) for a run that was not audited.
-    Columns a table lacks are shown empty."""
+    Columns a table lacks are shown empty. The claimed column names the attacked mechanism's own ε where it is not
+    the cell's (a baseline's DP-SGD steps), the ε the ratio divides by."""
     table = bundle.table("one_run_audit", None)
     if table is None or table.empty or "status" not in table:
         return [], 0
@@ -195,7 +196,12 @@ def one_run_audit(bundle: ResultBundle) -> tuple[list[list[str]], int]:
         conf = r.get("confidence")
         bound = _num(r.get("audited_epsilon"), 3) + (f" ({float(conf):.0%})" if isinstance(conf, float)
                                                      and math.isfinite(conf) else "")
-        rows.append([str(r.get("method")), str(cell), f"{_num(r.get('epsilon'), 4)} ({r.get('label')})", bound,
+        claimed = f"{_num(r.get('epsilon'), 4)} ({r.get('label')})"
+        part = r.get("claimed_epsilon")      # the attacked mechanism's own ε where it is not the cell's (a share)
+        if isinstance(part, float) and math.isfinite(part) and not math.isclose(part, float(r.get("epsilon")),
+                                                                                 rel_tol=1e-3):
+            claimed += f"; its DP-SGD steps {_num(part, 4)}"
+        rows.append([str(r.get("method")), str(cell), claimed, bound,
                      _num(r.get("ratio"), 2), _count(r.get("canaries")),
                      f"{_count(r.get('correct'))} / {_count(r.get('guesses'))}", _cell_text(r.get("relation"))])
     return rows, int((~audited).sum())

@@ -439,3 +439,22 @@ def test_the_report_shows_the_audited_epsilon_per_result(site_results: Path) -> 
     assert "**One-run privacy audit**" in section
     assert "| x=1.0 | 3 (accounted) | 1.184 (95%) | 0.4 | 33,916 | 277 / 338 | add or remove one record |" in section
     assert text.count("**One-run privacy audit**") == 1                  # the other runs were not audited
+
+
+def test_an_audited_share_names_the_attacked_steps_own_epsilon() -> None:
+    """A baseline's DP-SGD steps spend part of the cell's ε (PF-LD's primal): the claimed column names that part,
+    the ε the ratio divides by; a cell audited whole shows its ε alone."""
+    from types import SimpleNamespace
+
+    from repro.engine.report import one_run_audit
+
+    table = pd.DataFrame([{"method": "pf-ld", "setting": "epsilon=9.0", "epsilon": 9.0, "label": "nominal",
+                           "claimed_epsilon": 8.281, "audited_epsilon": 3.036, "ratio": 0.3667, "confidence": 0.95,
+                           "canaries": 45243, "guesses": 904, "correct": 877, "relation": "add or remove one record",
+                           "status": "audited (one run, white-box): its DP-SGD steps"},
+                          {"method": "tran-2021a", "setting": "epsilon=9.0", "epsilon": 9.0, "label": "nominal",
+                           "claimed_epsilon": 9.0, "audited_epsilon": 3.1, "ratio": 0.34, "confidence": 0.95,
+                           "canaries": 45243, "guesses": 904, "correct": 879, "relation": "add or remove one record",
+                           "status": "audited (one run, white-box): its DP-SGD steps"}])
+    rows, skipped = one_run_audit(SimpleNamespace(table=lambda name, default: table))
+    assert skipped == 0 and rows[0][2] == "9 (nominal); its DP-SGD steps 8.281" and rows[1][2] == "9 (nominal)"

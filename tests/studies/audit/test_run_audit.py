@@ -136,6 +136,7 @@ def test_the_baselines_dp_sgd_steps_are_audited_at_their_cells_settings(tmp_path
         assert row["canaries"] == 600 and row["q"] == c.sampling_probability
         assert 0.0 <= row["audited_epsilon"] <= c.guarantee.epsilon * 1.01
     assert f"accounted at ε = {primal.guarantee.epsilon:.4g} (the cell's ε: 4)" in table.loc["pf-ld", "status"]
+    assert table.loc["pf-ld", "claimed_epsilon"] == primal.guarantee.epsilon           # what the ratio divides by
     assert table.loc["dp-fermi", "status"].startswith("not audited: the reference code's ε is Theorem 3.3's formula")
 
 
