@@ -308,12 +308,23 @@ def _loky(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
     max_size = max(1, len(tasks) // (4 * workers))
 
     held: dict[Any, list[T]] = {}   # each future's tasks, named if its worker is lost
+    #: a worker died between two waits: the executor refuses new work (loky raises on ``submit``); the futures in
+    #: flight then fail one by one and name the tasks the lost worker held (the completed ones are still yielded)
+    refused: list[tuple[BaseException, list[T]]] = []
 
     def submit(n: int) -> set[Any]:
+        from concurrent.futures.process import BrokenProcessPool
+
+        futures: set[Any] = set()
+        if refused:
+            return futures
         batches = [b for b in (list(itertools.islice(queue, size)) for _ in range(n)) if b]
-        futures = set()
         for b in batches:
-            future = executor.submit(_call_batch, fn, b)
+            try:
+                future = executor.submit(_call_batch, fn, b)
+            except BrokenProcessPool as exc:   # loky's TerminatedWorkerError is one
+                refused.append((exc, b))
+                break
             held[future] = b
             futures.add(future)
         return futures
@@ -332,12 +343,16 @@ def _loky(fn: Callable[[T], R], tasks: Sequence[T], jobs: int) -> Iterator[R]:
     try:
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
+            # the completed ones first: a lost worker's future then ends the run after they are yielded (kept)
+            for future in sorted(done, key=lambda f: f.exception() is not None):
                 results, seconds = _result(future)
                 if seconds < 0.2:
                     size = min(2 * size, max_size)
                 yield from results
             pending |= submit(len(done))
+        if refused:     # every future in flight finished: none named the loss, so name what was refused
+            exc, batch = refused[0]
+            raise WorkerLostError(_lost_reason(exc), batch)
     except BaseException:
         # Ctrl-C (or an error): stop the worker processes now, so none is left to die noisily at exit.
         # loky's manager thread can trip over its own bookkeeping while it is killed; that is noise.

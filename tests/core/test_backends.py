@@ -93,3 +93,45 @@ def test_loky_batches_many_small_trials_without_losing_or_repeating_any(tmp_path
     one = run_experiment(spec, RunConfig(out=tmp_path / "a", seeds=40, jobs=1))
     two = run_experiment(spec, RunConfig(out=tmp_path / "b", seeds=40, jobs=2))
     pd.testing.assert_frame_equal(comparable(one.trials), comparable(two.trials))
+
+
+class _BrokenPool:
+    """A loky executor whose second worker dies while the first task completes: the second future is still in
+    flight when the next ``submit`` is refused (loky raises its broken flag from ``submit`` once it has noticed the
+    death), and loky fails that future right after."""
+
+    def __init__(self) -> None:
+        self.futures: list = []
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+        from concurrent.futures.process import BrokenProcessPool
+
+        lost = "A worker process managed by the executor was unexpectedly terminated. The exit codes of the " \
+               "workers are {SIGKILL(-9)}"
+        if len(self.futures) == 2:
+            self.futures[1].set_exception(BrokenProcessPool(lost))
+            raise BrokenProcessPool(lost)
+        future: Future = Future()
+        if not self.futures:
+            future.set_result(fn(*args))
+        self.futures.append(future)
+        return future
+
+    def shutdown(self, **kwargs) -> None:
+        return None
+
+
+def test_a_worker_lost_between_two_submissions_is_a_worker_lost_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When loky refuses a new task because a worker died since the last wait, the run ends with the one-line
+    WorkerLostError naming the lost tasks (not loky's traceback), after yielding what completed."""
+    from joblib.externals import loky
+
+    from repro.engine import backends
+
+    monkeypatch.setattr(loky, "get_reusable_executor", lambda **kwargs: _BrokenPool())
+    got = []
+    with pytest.raises(backends.WorkerLostError, match="killed by SIGKILL") as caught:
+        for value in backends._loky(lambda x: x * 10, list(range(8)), jobs=1):
+            got.append(value)
+    assert got == [0] and caught.value.items == [1]          # the completed task was yielded; the lost one named
