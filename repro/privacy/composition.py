@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy import stats
@@ -38,18 +39,23 @@ def composition_delta(eps_step: float, k: int, eps_total: float) -> float:
     return float(np.sum(terms))
 
 
-def pure_composition_epsilon(eps_step: float, k: int, delta: float) -> float:
-    """Smallest ε_total with composition_delta(ε_step, k, ε_total) ≤ δ (bisection; ≤ k·ε_step)."""
-    lo, hi = 0.0, k * eps_step
-    if composition_delta(eps_step, k, lo) <= delta:
-        return 0.0
-    for _ in range(100):
+def _bisect(holds: Callable[[float], bool], lo: float, hi: float, halvings: int, *, holds_above: bool) -> float:
+    """The end of [lo, hi] on the side of the boundary where the monotone ``holds`` is true (above the boundary
+    when ``holds_above``, below it otherwise), after ``halvings`` bisection steps."""
+    for _ in range(halvings):
         mid = 0.5 * (lo + hi)
-        if composition_delta(eps_step, k, mid) <= delta:
+        if holds(mid) == holds_above:
             hi = mid
         else:
             lo = mid
-    return hi
+    return hi if holds_above else lo
+
+
+def pure_composition_epsilon(eps_step: float, k: int, delta: float) -> float:
+    """Smallest ε_total with composition_delta(ε_step, k, ε_total) ≤ δ (bisection; ≤ k·ε_step)."""
+    if composition_delta(eps_step, k, 0.0) <= delta:
+        return 0.0
+    return _bisect(lambda e: composition_delta(eps_step, k, e) <= delta, 0.0, k * eps_step, 100, holds_above=True)
 
 
 @functools.lru_cache(maxsize=256)
@@ -60,13 +66,7 @@ def calibrate_step_epsilon(epsilon: float, delta: float, k: int) -> float:
     lo, hi = epsilon / k, epsilon  # k·ε₀ ≤ ε is always enough; ε₀ = ε is enough only if k = 1
     if composition_delta(hi, k, epsilon) <= delta:
         return hi
-    for _ in range(80):
-        mid = 0.5 * (lo + hi)
-        if composition_delta(mid, k, epsilon) <= delta:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return _bisect(lambda e0: composition_delta(e0, k, epsilon) <= delta, lo, hi, 80, holds_above=False)
 
 
 def heterogeneous_composition_epsilon(eps_steps: np.ndarray, delta: float) -> float:
