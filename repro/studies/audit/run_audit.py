@@ -119,11 +119,7 @@ def _dp_sgd_rows(directory: Path, run: dict, rng_for: Callable[..., np.random.Ge
             continue
         rng = rng_for(DP_SGD_METHOD, str(c.get("setting")), n, z)
         r = one_run.one_run_configured("dp-sgd-shipped", conf, n, rng, level=level)
-        rows.append({**base, "relation": conf.guarantee.relation.value, "canaries": r.canaries,
-                     "guesses": r.guesses, "correct": r.correct, "audited_epsilon": r.audited_epsilon,
-                     "claimed_epsilon": r.claimed_epsilon, "ratio": r.ratio, "confidence": 1 - level,
-                     "status": "audited (one run, white-box)",
-                     "seconds": time.perf_counter() - t0})
+        rows.append(_audited_row(base, r, conf, t0, level))
     return rows
 
 
@@ -161,7 +157,8 @@ def audit_result(directory: Path, rng_for: Callable[..., np.random.Generator], *
         n = int(c["n_train"])
         ship = sub.Shipped(n, int(params["batch_size"]), int(params["epochs"]), float(c["clip_norm"]),
                            base["epsilon"], base["delta"], f"{run.get('result_id', '')} {base['data']}")
-        claim, q, steps, z, _ = sub._configured("dp-fermi-strict-all-shipped", ship)
+        conf = sub._configure("dp-fermi-strict-all-shipped", ship)
+        q, steps, z = conf.sampling_probability, conf.steps, conf.noise_multiplier
         recorded = (float(c["sampling_probability"]), int(c["steps"]), float(c["noise_multiplier"]))
         if not (math.isclose(q, recorded[0], rel_tol=1e-9) and steps == recorded[1]
                 and math.isclose(z, recorded[2], rel_tol=1e-6)):
@@ -169,12 +166,8 @@ def audit_result(directory: Path, rng_for: Callable[..., np.random.Generator], *
                                            f"recorded {recorded}"})
             continue
         rng = rng_for(str(base["method"]), str(base["setting"]), base["epsilon"], base["delta"])
-        r = one_run.one_run_shipped("dp-fermi-strict-all-shipped", n, rng, ship=ship, level=level)
-        rows.append({**base, "relation": claim.relation.value, "canaries": r.canaries, "guesses": r.guesses,
-                     "correct": r.correct, "audited_epsilon": r.audited_epsilon, "ratio": r.ratio,
-                     "claimed_epsilon": r.claimed_epsilon,
-                     "confidence": 1 - level, "status": "audited (one run, white-box)",
-                     "seconds": time.perf_counter() - t0})
+        r = one_run.one_run_configured("dp-fermi-strict-all-shipped", conf, n, rng, level=level)
+        rows.append(_audited_row(base, r, conf, t0, level))
     table = pd.DataFrame(rows).reindex(columns=list(COLUMNS))
     atomic_write_text(directory / "tables" / "one_run_audit.csv", table.to_csv(index=False))
     annotate(directory, table)
@@ -214,10 +207,17 @@ def _baseline_row(c: pd.Series, base: dict, run: dict, rng_for: Callable[..., np
     r = one_run.one_run_configured(name, conf, n, rng, level=level)
     part = (f"its DP-SGD steps, accounted at ε = {conf.guarantee.epsilon:.4g} (the cell's ε: {base['epsilon']:g})"
             if not math.isclose(conf.guarantee.epsilon, base["epsilon"], rel_tol=1e-3) else "its DP-SGD steps")
-    return {**base, "q": conf.sampling_probability, "relation": conf.guarantee.relation.value, "canaries": r.canaries,
-            "guesses": r.guesses, "correct": r.correct, "audited_epsilon": r.audited_epsilon, "ratio": r.ratio,
-            "claimed_epsilon": r.claimed_epsilon,
-            "confidence": 1 - level, "status": f"audited (one run, white-box): {part}",
+    return _audited_row({**base, "q": conf.sampling_probability}, r, conf, t0, level, part)
+
+
+def _audited_row(base: dict, r: one_run.OneRunResult, conf, t0: float, level: float, part: str = "") -> dict:
+    """An audited cell's row: ``base`` (the cell as recorded), the run's bound and counts, the relation of the
+    ``Configured`` it attacked, the status (naming ``part`` where the attacked mechanism is part of the cell's) and
+    the seconds since ``t0``."""
+    return {**base, "relation": conf.guarantee.relation.value, "canaries": r.canaries, "guesses": r.guesses,
+            "correct": r.correct, "audited_epsilon": r.audited_epsilon, "claimed_epsilon": r.claimed_epsilon,
+            "ratio": r.ratio, "confidence": 1 - level,
+            "status": "audited (one run, white-box)" + (f": {part}" if part else ""),
             "seconds": time.perf_counter() - t0}
 
 

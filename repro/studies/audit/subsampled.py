@@ -247,12 +247,6 @@ def _configure(name: str, ship: Shipped) -> Configured:
                                    clip_norm=ship.clip_norm, batch_size=ship.batch_size, epochs=ship.epochs)
 
 
-def _configured(name: str, ship: Shipped):
-    """(claim, q, T, z, config) of the shipped run (:func:`_configure`)."""
-    c = _configure(name, ship)
-    return c.guarantee, c.sampling_probability, c.steps, c.config.noise_multiplier, c.config
-
-
 def _at_double_rate(config):
     """The control: the configured run drawn at twice the batch size for twice the epochs (q → 2q, same T)."""
     if isinstance(config, (dp_sgd_unit.DPSGDConfig, core_unit.PenalizedSGDConfig)):
