@@ -87,7 +87,7 @@ class Tran2021aClassifier(LinearFairClassifierBase):
         return self._fit_one_of_path(X, y, sensitive_features)
 
     def _fit_path(self, X, y, sensitive_features, gammas: list) -> list[dict]:
-        """One model per γ, all on the same Poisson batches and noise draws (:func:`train_tran_2021a`)."""
+        """One model per γ, all on the same Poisson batches, each with its own noise (:func:`train_tran_2021a`)."""
         eps = _check_eps(self.epsilon)
         X, y, s = self._fit_inputs(X, y, sensitive_features)
         delta = _delta(self.delta, X.shape[0])
@@ -181,7 +181,7 @@ class Jagielski2019Classifier(FairClassifierBase):
         return self._fit_one_of_path(X, y, sensitive_features)
 
     def _fit_path(self, X, y, sensitive_features, bounds: list) -> list[dict]:
-        """One game per bound B, batched on the same batches and noise draws (:func:`train_jagielski_2019`)."""
+        """One game per bound B, batched in one run (:func:`train_jagielski_2019`; each game draws its own noise)."""
         eps = _check_eps(self.epsilon)
         X, y, s = self._fit_inputs(X, y, sensitive_features)
         delta = _delta(self.delta, X.shape[0])
@@ -192,7 +192,8 @@ class Jagielski2019Classifier(FairClassifierBase):
                                    rng=as_generator(self.random_state))
         claim = NON_PRIVATE if res.event is None or math.isinf(eps) else fitted_guarantee(
             jagielski_2019.guarantee(epsilon(res.event, delta), delta))
-        return [{"result_": res, "path_index_": i, "iterates_": tuple(BatchedModels(m.w[:, i:i + 1], m.b[i:i + 1]) for m in res.iterates),
+        return [{"result_": res, "path_index_": i,
+                 "iterates_": tuple(BatchedModels(m.w[:, i:i + 1], m.b[i:i + 1]) for m in res.iterates),
                  "noise_multiplier_": res.noise_multiplier, "steps_": res.steps,
                  "laplace_epsilon_per_round_": res.laplace_epsilon_per_round, "privacy_guarantee_": claim}
                 for i in range(len(bounds))]
